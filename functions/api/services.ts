@@ -1,0 +1,96 @@
+import middy from '@middy/core';
+import httpMultipartBodyParser from '@middy/http-multipart-body-parser';
+import {
+  createServiceFromJson,
+  createServiceFromYaml,
+  deleteService,
+  getService,
+  listServices,
+  requestServiceReconcile,
+  updateServiceFromJson,
+  updateServiceFromYaml,
+} from '../../shared/commands/services.js';
+import { UnsupportedMediaTypeError } from '../../shared/errors.js';
+import {
+  type ApiEvent,
+  type ApiResult,
+  header,
+  httpApi,
+  json,
+  jsonBody,
+  multipartField,
+  noContent,
+  pathParameter,
+} from '../../shared/http/api.js';
+
+/** multipart/form-data with the YAML document in field `service`, as the reference controller takes it. */
+const yamlRoute = (handler: (event: ApiEvent) => Promise<ApiResult>) =>
+  middy<ApiEvent, ApiResult>()
+    .before((request) => {
+      const contentType = header(request.event, 'content-type') ?? '';
+      if (!/^multipart\/form-data/i.test(contentType)) {
+        throw new UnsupportedMediaTypeError(
+          `Content-Type ${JSON.stringify(contentType)} is not supported here; send multipart/form-data with the YAML in field 'service'`,
+        );
+      }
+    })
+    .use(
+      httpMultipartBodyParser({
+        busboy: { limits: { fileSize: 64 * 1024, files: 2, fields: 8 } },
+      }) as unknown as middy.MiddlewareObj<ApiEvent, ApiResult>,
+    )
+    .handler(handler);
+
+export const handler = httpApi([
+  { method: 'GET', path: '/api/v3/services', handler: async () => json(200, await listServices()) },
+  {
+    method: 'POST',
+    path: '/api/v3/services',
+    handler: async (event: ApiEvent) => json(201, await createServiceFromJson(jsonBody(event))),
+  },
+  {
+    method: 'POST',
+    path: '/api/v3/services/yaml',
+    handler: yamlRoute(async (event) =>
+      json(201, await createServiceFromYaml(multipartField(event, 'service'))),
+    ),
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v3/services/yaml/{name}',
+    handler: yamlRoute(async (event) => {
+      await updateServiceFromYaml(pathParameter(event, 'name'), multipartField(event, 'service'));
+      return noContent();
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/api/v3/services/{name}',
+    handler: async (event: ApiEvent) => json(200, await getService(pathParameter(event, 'name'))),
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v3/services/{name}',
+    handler: async (event: ApiEvent) => {
+      await updateServiceFromJson(pathParameter(event, 'name'), jsonBody(event));
+      return noContent();
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v3/services/{name}',
+    handler: async (event: ApiEvent) => {
+      await deleteService(pathParameter(event, 'name'));
+      return noContent();
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/v3/services/{name}/reconcile',
+    handler: async (event: ApiEvent) => {
+      const name = pathParameter(event, 'name');
+      await requestServiceReconcile(name);
+      return json(202, { name, provisioningStatus: 'pending' });
+    },
+  },
+]);

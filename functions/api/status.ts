@@ -1,0 +1,17 @@
+import { httpApi, json } from '../../shared/http/api.js';
+
+const startedAt = Date.now();
+
+/** Liveness: the function answers, so the API is up (the local runtime listens only once ready). */
+export const handler = httpApi([
+  {
+    method: 'GET',
+    path: '/api/v3/status',
+    handler: async () =>
+      json(200, {
+        status: 'online',
+        timestamp: Date.now(),
+        uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
+      }),
+  },
+]);

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { lambdaContext } from './lambda-context.js';
+
+export type HttpHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export interface HttpRoute {
+  /** Path prefix this function serves (API Gateway routes `prefix` and `prefix/{proxy+}` to it). */
+  prefix: string;
+  functionName: string;
+  handler: HttpHandler;
+}
+
+/** Bodies past this are refused before buffering (API Gateway's own cap is 10 MB). */
+const MAX_REQUEST_BYTES = 1024 * 1024;
+
+/**
+ * Adapts a Node HTTP request to an API Gateway HTTP API (payload v2) event, invokes the function that
+ * owns the path, and writes its result back, as API Gateway does in AWS.
+ */
+export function apiGatewayAdapter(routes: HttpRoute[]) {
+  const ordered = [...routes].sort((a, b) => b.prefix.length - a.prefix.length);
+  return async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const route = ordered.find(
+      (candidate) => url.pathname === candidate.prefix || url.pathname.startsWith(candidate.prefix),
+    );
+    if (!route)
+      return send(response, 404, {
+        name: 'NotFoundError',
+        message: `Route ${request.method} ${url.pathname} does not exist`,
+      });
+    let body: Buffer;
+    try {
+      body = await readBody(request);
+    } catch {
+      return send(response, 413, {
+        name: 'PayloadTooLargeError',
+        message: `Request body is larger than ${MAX_REQUEST_BYTES} bytes`,
+      });
+    }
+    const event = toEvent(request, url, body);
+    try {
+      const result = await route.handler(event, lambdaContext(route.functionName));
+      response.writeHead(result.statusCode ?? 200, { ...(result.headers ?? {}) } as Record<string, string>);
+      response.end(
+        result.isBase64Encoded && result.body ? Buffer.from(result.body, 'base64') : (result.body ?? ''),
+      );
+    } catch {
+      send(response, 500, { name: 'InternalError', message: 'Internal error' });
+    }
+  };
+}
+
+function send(response: ServerResponse, statusCode: number, body: unknown) {
+  response.writeHead(statusCode, { 'content-type': 'application/json' });
+  response.end(JSON.stringify(body));
+}
+
+function readBody(request: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_REQUEST_BYTES) {
+        request.pause();
+        reject(new Error('too large'));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+}
+
+/** Text bodies pass as-is; anything else (multipart, binary) is base64, as API Gateway sends it. */
+function isTextual(contentType: string | undefined): boolean {
+  if (!contentType) return true;
+  return /^(text\/|application\/(.+\+)?json|application\/(x-)?yaml|application\/x-www-form-urlencoded)/i.test(
+    contentType,
+  );
+}
+
+function toEvent(request: IncomingMessage, url: URL, body: Buffer): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[key.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) query[key] = query[key] ? `${query[key]},${value}` : value;
+  const textual = isTextual(headers['content-type']);
+  const now = new Date();
+  const method = request.method ?? 'GET';
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: url.pathname,
+    rawQueryString: url.search.replace(/^\?/, ''),
+    headers,
+    queryStringParameters: Object.keys(query).length > 0 ? query : undefined,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'local',
+      http: {
+        method,
+        path: url.pathname,
+        protocol: `HTTP/${request.httpVersion}`,
+        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: '$default',
+      stage: '$default',
+      time: now.toISOString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body.length === 0 ? undefined : textual ? body.toString('utf8') : body.toString('base64'),
+    isBase64Encoded: body.length > 0 && !textual,
+  };
+}

@@ -1,0 +1,105 @@
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { lambdaContext } from './lambda-context.js';
+
+export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
+
+export interface PollerOptions {
+  sqs: SQSClient;
+  queueUrl: string;
+  queueArn: string;
+  functionName: string;
+  handler: SqsHandler;
+  /** Concurrent receive loops, like Lambda's concurrent batches for one event source. */
+  concurrency: number;
+  batchSize: number;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Drives a worker handler the way Lambda's SQS event source does: receive a batch, invoke, delete the
+ * records the handler did not report in batchItemFailures, leave the rest to reappear after the
+ * visibility timeout (and go to the DLQ after maxReceiveCount). A handler that throws fails the batch.
+ */
+export function startSqsPoller(options: PollerOptions): { stop: () => Promise<void> } {
+  let running = true;
+  const loops = Array.from({ length: options.concurrency }, () => pollLoop());
+
+  async function pollLoop(): Promise<void> {
+    while (running) {
+      try {
+        const { Messages } = await options.sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: options.queueUrl,
+            MaxNumberOfMessages: options.batchSize,
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ['All'],
+            MessageAttributeNames: ['All'],
+          }),
+        );
+        if (!running) return;
+        if (!Messages || Messages.length === 0) continue;
+        await invoke(Messages);
+      } catch (error) {
+        if (!running) return;
+        options.onError?.(error);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  }
+
+  async function invoke(messages: Message[]): Promise<void> {
+    const event: SQSEvent = { Records: messages.map((message) => toRecord(message, options.queueArn)) };
+    let failed = new Set<string>();
+    try {
+      const response = await options.handler(event, lambdaContext(options.functionName));
+      failed = new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
+    } catch (error) {
+      options.onError?.(error);
+      return;
+    }
+    const done = messages.filter((message) => !failed.has(message.MessageId!));
+    if (done.length === 0) return;
+    await options.sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: options.queueUrl,
+        Entries: done.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle! })),
+      }),
+    );
+  }
+
+  return {
+    stop: async () => {
+      running = false;
+      await Promise.allSettled(loops);
+    },
+  };
+}
+
+function toRecord(message: Message, queueArn: string): SQSRecord {
+  const attributes = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId!,
+    receiptHandle: message.ReceiptHandle!,
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
+      SenderId: attributes.SenderId ?? 'local',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      MessageGroupId: attributes.MessageGroupId,
+      MessageDeduplicationId: attributes.MessageDeduplicationId,
+      SequenceNumber: attributes.SequenceNumber,
+    },
+    messageAttributes: {},
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: queueArn.split(':')[3] ?? 'us-east-1',
+  };
+}

@@ -1,0 +1,317 @@
+import { randomUUID } from 'node:crypto';
+import { config } from '../config.js';
+import {
+  type CreateAgentBody,
+  DEFAULT_ROUTER_PORTS,
+  type PatchAgentBody,
+  parseCreateAgentBody,
+  parsePatchAgentBody,
+} from '../domain/agent-schema.js';
+import { nearMissDistributionTags } from '../domain/distribution.js';
+import type { RouterMode } from '../domain/router-objects.js';
+import { DEFAULT_BRIDGE } from '../domain/service.js';
+import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
+import { enqueueRouterReconciles } from '../queue/publishers.js';
+import {
+  type AgentRow,
+  claimSystemAgent,
+  deleteAgentRow,
+  getAgentRow,
+  listAgentRows,
+  putNewAgentRow,
+  releaseSystemAgent,
+  replaceAgentRow,
+  setAgentTokens,
+} from '../store/agents.js';
+import { deleteMicroservice, listMicroservicesByAgent } from '../store/applications.js';
+import { deleteDefaultRouter, getDefaultRouter, putDefaultRouterIfAbsent } from '../store/routers.js';
+import { listServicesByHub, listServicesBySite } from '../store/services.js';
+import { findAgent } from './resolve.js';
+
+export interface AgentView {
+  uuid: string;
+  name: string;
+  host: string | null;
+  tags: string[];
+  routerMode: RouterMode;
+  messagingPort: number | null;
+  interRouterPort: number | null;
+  edgeRouterPort: number | null;
+  upstreamRouters: string[];
+  isSystem: boolean;
+  natsMode: string;
+  /** Present when a tag looks like a distribution tag but selects nothing. */
+  warnings?: string[];
+}
+
+export function toAgentView(row: AgentRow): AgentView {
+  const view: AgentView = {
+    uuid: row.uuid,
+    name: row.name,
+    host: row.host,
+    tags: row.tags,
+    routerMode: row.routerMode,
+    messagingPort: row.messagingPort,
+    interRouterPort: row.interRouterPort,
+    edgeRouterPort: row.edgeRouterPort,
+    upstreamRouters: row.upstreamRouters,
+    isSystem: row.isSystem,
+    natsMode: row.natsMode,
+  };
+  const warnings = tagWarnings(row.tags);
+  if (warnings.length > 0) view.warnings = warnings;
+  return view;
+}
+
+function tagWarnings(tags: string[]): string[] {
+  const prefix = config().serviceAnnotationTag;
+  return nearMissDistributionTags(tags, prefix).map(
+    (tag) =>
+      `Tag ${JSON.stringify(tag)} selects no services: a distribution tag is written "${prefix}: <token>" with one space after the colon`,
+  );
+}
+
+export async function listAgents(): Promise<AgentView[]> {
+  return (await listAgentRows()).map(toAgentView);
+}
+
+export async function getAgent(uuid: string): Promise<AgentView> {
+  return toAgentView(await requireAgent(uuid));
+}
+
+async function requireAgent(uuid: string): Promise<AgentRow> {
+  const row = await getAgentRow(uuid);
+  if (!row) throw new NotFoundError(`Agent with uuid ${uuid} not found`);
+  return row;
+}
+
+/**
+ * Creates an agent. On an empty remote control plane the first agent is promoted to the system agent
+ * (interior router, NATS server) and its router becomes the default router when none exists yet.
+ */
+export async function createAgent(input: unknown): Promise<{ uuid: string; warnings?: string[] }> {
+  const body = parseCreateAgentBody(input);
+  const kubernetes = config().controlPlane === 'kubernetes';
+  if (body.isSystem && kubernetes) {
+    throw new ValidationError("Field 'isSystem' must not be true when the control plane is Kubernetes");
+  }
+  const uuid = body.uuid ?? randomUUID().replaceAll('-', '');
+  let promote = false;
+  if (!kubernetes && (await listAgentRows()).length === 0) promote = await claimSystemAgent(uuid);
+  if (body.isSystem && !promote) {
+    throw new ValidationError(
+      "Field 'isSystem': this control plane already has its system agent (the first agent)",
+    );
+  }
+  const routerMode: RouterMode = promote ? 'interior' : (body.routerMode ?? 'edge');
+  const now = new Date().toISOString();
+  const row: AgentRow = {
+    uuid,
+    name: body.name,
+    host: body.host ?? null,
+    tags: body.tags ?? [],
+    routerMode,
+    ...routerPorts(routerMode, body),
+    upstreamRouters: promote ? [] : await resolveUpstreams(body.upstreamRouters, routerMode, uuid),
+    isSystem: promote,
+    natsMode: promote ? 'server' : 'leaf',
+    generation: 1,
+    observedGeneration: 0,
+    appliedTokens: [],
+    createdAt: now,
+    updatedAt: now,
+  };
+  requireRouterHost(row);
+  try {
+    await putNewAgentRow(row);
+  } catch (error) {
+    if (promote) await releaseSystemAgent(uuid);
+    throw error;
+  }
+  if (promote) {
+    await putDefaultRouterIfAbsent({
+      host: row.host ?? '',
+      messagingPort: row.messagingPort ?? DEFAULT_ROUTER_PORTS.messagingPort,
+      interRouterPort: row.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
+      edgeRouterPort: row.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
+      agentUuid: uuid,
+      updatedAt: now,
+    });
+  }
+  await enqueueRouterReconciles([uuid]);
+  const warnings = tagWarnings(row.tags);
+  return warnings.length > 0 ? { uuid, warnings } : { uuid };
+}
+
+function routerPorts(
+  routerMode: RouterMode,
+  body: Pick<CreateAgentBody, 'messagingPort' | 'interRouterPort' | 'edgeRouterPort'>,
+) {
+  if (routerMode === 'none') {
+    return { messagingPort: body.messagingPort ?? null, interRouterPort: null, edgeRouterPort: null };
+  }
+  return {
+    messagingPort: body.messagingPort ?? DEFAULT_ROUTER_PORTS.messagingPort,
+    interRouterPort:
+      routerMode === 'interior' ? (body.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort) : null,
+    edgeRouterPort:
+      routerMode === 'interior' ? (body.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort) : null,
+  };
+}
+
+function requireRouterHost(row: AgentRow) {
+  if (row.routerMode !== 'none' && !row.host) {
+    throw new ValidationError(
+      `Required field 'host' is missing (router mode ${row.routerMode} needs the agent's host)`,
+    );
+  }
+}
+
+/** Upstream routers as uuids (or `default-router`); each must be an interior router. */
+async function resolveUpstreams(
+  references: string[] | undefined,
+  routerMode: RouterMode,
+  self: string,
+): Promise<string[]> {
+  if (routerMode === 'none') return [];
+  const defaultRouter = await getDefaultRouter();
+  if (references === undefined) return defaultRouter ? [DEFAULT_BRIDGE] : [];
+  const resolved: string[] = [];
+  for (const reference of references) {
+    if (reference === DEFAULT_BRIDGE) {
+      if (!defaultRouter) {
+        throw new ValidationError(
+          `Field 'upstreamRouters': ${DEFAULT_BRIDGE} is not registered yet (PUT /api/v3/router)`,
+        );
+      }
+      resolved.push(DEFAULT_BRIDGE);
+      continue;
+    }
+    const upstream = await findAgent(reference);
+    if (!upstream)
+      throw new ValidationError(`Field 'upstreamRouters': agent ${JSON.stringify(reference)} not found`);
+    if (upstream.uuid === self)
+      throw new ValidationError(`Field 'upstreamRouters': an agent cannot be its own upstream`);
+    if (upstream.routerMode !== 'interior') {
+      throw new ValidationError(
+        `Field 'upstreamRouters': agent ${JSON.stringify(upstream.name)} has router mode ${upstream.routerMode}; an upstream router must be interior`,
+      );
+    }
+    resolved.push(upstream.uuid);
+  }
+  return [...new Set(resolved)];
+}
+
+/** Partial update; `tags`, when present, replaces the set. Reconciles the agent's router. */
+export async function updateAgent(uuid: string, input: unknown): Promise<void> {
+  const patch: PatchAgentBody = parsePatchAgentBody(input);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const row = await requireAgent(uuid);
+    const routerMode = patch.routerMode ?? row.routerMode;
+    if (row.isSystem && routerMode !== 'interior') {
+      throw new ValidationError(
+        `Field 'routerMode': the system agent must stay interior, got ${JSON.stringify(routerMode)}`,
+      );
+    }
+    if (routerMode !== row.routerMode) await checkRouterModeChange(row, routerMode);
+    if (patch.isSystem !== undefined && patch.isSystem !== row.isSystem) {
+      throw new ValidationError("Field 'isSystem' cannot be changed");
+    }
+    const ports = routerPorts(routerMode, {
+      messagingPort: patch.messagingPort ?? row.messagingPort ?? undefined,
+      interRouterPort: patch.interRouterPort ?? row.interRouterPort ?? undefined,
+      edgeRouterPort: patch.edgeRouterPort ?? row.edgeRouterPort ?? undefined,
+    });
+    const upstreamRouters = row.isSystem
+      ? []
+      : patch.upstreamRouters !== undefined || routerMode !== row.routerMode
+        ? await resolveUpstreams(
+            patch.upstreamRouters ?? (routerMode === 'none' ? [] : row.upstreamRouters),
+            routerMode,
+            uuid,
+          )
+        : row.upstreamRouters;
+    const next: AgentRow = {
+      ...row,
+      name: patch.name ?? row.name,
+      host: patch.host ?? row.host,
+      tags: patch.tags ?? row.tags,
+      routerMode,
+      ...ports,
+      upstreamRouters,
+      generation: row.generation + 1,
+      updatedAt: new Date().toISOString(),
+    };
+    requireRouterHost(next);
+    if (await replaceAgentRow(next, row)) {
+      await enqueueRouterReconciles([uuid]);
+      return;
+    }
+  }
+  throw new ContentionError(`Agent ${uuid} is being changed concurrently; retry the request`);
+}
+
+async function checkRouterModeChange(row: AgentRow, routerMode: RouterMode) {
+  if (routerMode === 'none') {
+    const backed = await listServicesBySite(row.uuid);
+    if (backed.length > 0) {
+      throw new ValidationError(
+        `Field 'routerMode': agent ${row.name} backs services ${backed.map((s) => s.name).join(', ')}; a TCP bridge service requires a router on the agent`,
+      );
+    }
+  }
+  if (row.routerMode === 'interior') {
+    const downstream = (await listAgentRows()).filter((agent) => agent.upstreamRouters.includes(row.uuid));
+    if (downstream.length > 0) {
+      throw new ValidationError(
+        `Field 'routerMode': agent ${row.name} is the upstream router of ${downstream.map((a) => a.name).join(', ')}; it must stay interior`,
+      );
+    }
+    const bridged = await listServicesByHub(row.uuid);
+    if (bridged.length > 0) {
+      throw new ValidationError(
+        `Field 'routerMode': agent ${row.name} is the defaultBridge of ${bridged.map((s) => s.name).join(', ')}; it must stay interior`,
+      );
+    }
+  }
+}
+
+/**
+ * Deletes an agent that nothing depends on: it must not back or bridge a service, nor be another
+ * router's upstream, nor be the system agent while it is the default router. Its microservices go too.
+ */
+export async function deleteAgent(uuid: string): Promise<void> {
+  const row = await requireAgent(uuid);
+  const [backed, bridged, agents, defaultRouter] = await Promise.all([
+    listServicesBySite(uuid),
+    listServicesByHub(uuid),
+    listAgentRows(),
+    getDefaultRouter(),
+  ]);
+  const runsDefaultRouter = defaultRouter?.agentUuid === uuid;
+  const onDefaultRouter = runsDefaultRouter
+    ? [...(await listServicesByHub(DEFAULT_BRIDGE)), ...(await listServicesBySite(DEFAULT_BRIDGE))]
+    : [];
+  const dependants = [...backed, ...bridged, ...onDefaultRouter].map((service) => service.name);
+  if (dependants.length > 0) {
+    throw new ConflictError(
+      `Agent ${row.name} is used by services ${[...new Set(dependants)].join(', ')}; delete them first`,
+    );
+  }
+  const downstream = agents.filter((agent) => agent.upstreamRouters.includes(uuid));
+  if (downstream.length > 0) {
+    throw new ConflictError(
+      `Agent ${row.name} is the upstream router of ${downstream.map((a) => a.name).join(', ')}`,
+    );
+  }
+  if (runsDefaultRouter && agents.length > 1) {
+    throw new ConflictError(`Agent ${row.name} runs the default router; delete the other agents first`);
+  }
+  for (const microservice of await listMicroservicesByAgent(uuid)) await deleteMicroservice(microservice);
+  await setAgentTokens(uuid, [], row.appliedTokens);
+  if (!(await deleteAgentRow(row)))
+    throw new ContentionError(`Agent ${uuid} changed during delete; retry the request`);
+  if (row.isSystem) await releaseSystemAgent(uuid);
+  if (runsDefaultRouter) await deleteDefaultRouter();
+  await enqueueRouterReconciles([uuid]);
+}

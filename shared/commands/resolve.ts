@@ -1,0 +1,128 @@
+import { config } from '../config.js';
+import { DEFAULT_BRIDGE, type ServiceSpec } from '../domain/service.js';
+import { ConflictError, ValidationError } from '../errors.js';
+import { type AgentRow, getAgentRow, getAgentUuidByName } from '../store/agents.js';
+import { getApplication, getMicroservice, getMicroserviceUuidByName } from '../store/applications.js';
+import { getDefaultRouter } from '../store/routers.js';
+
+/** An agent by uuid or by name. */
+export async function findAgent(reference: string): Promise<AgentRow | undefined> {
+  const byUuid = await getAgentRow(reference);
+  if (byUuid) return byUuid;
+  const uuid = await getAgentUuidByName(reference);
+  return uuid ? getAgentRow(uuid) : undefined;
+}
+
+const HOST =
+  /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$/;
+const IPV6 = /^[0-9A-Fa-f:.]+$/;
+
+/**
+ * Checks a spec against the rest of the store and returns the stored form of `resource`
+ * (a microservice or agent uuid, or the host string) and the router its connector goes to. Every message names the field and the value.
+ */
+export async function resolveServiceResource(
+  spec: ServiceSpec,
+  field = 'resource',
+): Promise<{ resource: string; siteKey: string }> {
+  const kubernetes = config().controlPlane === 'kubernetes';
+  const typeField = field === 'resource' ? 'type' : field.replace('resource', 'type');
+  const bridgeField = field === 'resource' ? 'defaultBridge' : field.replace('resource', 'defaultBridge');
+  if (spec.type === 'k8s' && !kubernetes) {
+    throw new ValidationError(
+      `Field '${typeField}' is "k8s", which is allowed only when the control plane is Kubernetes (CONTROL_PLANE=kubernetes)`,
+    );
+  }
+  if (kubernetes && spec.type !== 'k8s') {
+    const prefix = field === 'resource' ? '' : 'spec.';
+    if (spec.k8sType === undefined) throw new ValidationError(`Required field '${prefix}k8sType' is missing`);
+    if (spec.servicePort === undefined)
+      throw new ValidationError(`Required field '${prefix}servicePort' is missing`);
+  }
+
+  if (spec.type === 'k8s' || spec.type === 'external') {
+    if (spec.defaultBridge !== DEFAULT_BRIDGE) {
+      throw new ValidationError(
+        `Field '${bridgeField}' must be ${DEFAULT_BRIDGE} for type ${spec.type}, got ${JSON.stringify(spec.defaultBridge)}`,
+      );
+    }
+    if (!HOST.test(spec.resource) && !IPV6.test(spec.resource)) {
+      throw new ValidationError(
+        `Field '${field}' must be a DNS name or an IP address, got ${JSON.stringify(spec.resource)}`,
+      );
+    }
+    await requireDefaultRouter(spec.name);
+    return { resource: spec.resource, siteKey: DEFAULT_BRIDGE };
+  }
+
+  let agent: AgentRow | undefined;
+  let stored: string;
+  let what: string;
+  if (spec.type === 'microservice') {
+    const microservice = await findMicroservice(spec.resource, field);
+    agent = await getAgentRow(microservice.agentUuid);
+    stored = microservice.uuid;
+    what = `microservice ${JSON.stringify(spec.resource)} runs on agent`;
+    if (!agent)
+      throw new ValidationError(
+        `Field '${field}': the agent of microservice ${JSON.stringify(spec.resource)} no longer exists`,
+      );
+  } else {
+    agent = await findAgent(spec.resource);
+    if (!agent)
+      throw new ValidationError(`Field '${field}': agent ${JSON.stringify(spec.resource)} not found`);
+    stored = agent.uuid;
+    what = 'agent';
+  }
+  if (agent.routerMode === 'none') {
+    throw new ValidationError(
+      `Field '${field}': ${what} ${JSON.stringify(agent.name)} has router mode none; a TCP bridge service requires a router on the agent`,
+    );
+  }
+  if (spec.defaultBridge === DEFAULT_BRIDGE) {
+    await requireDefaultRouter(spec.name);
+  } else if (!agent.upstreamRouters.includes(spec.defaultBridge)) {
+    throw new ValidationError(
+      `Field '${bridgeField}': ${JSON.stringify(spec.defaultBridge)} is not an upstream router of agent ${JSON.stringify(agent.name)} (upstreams: ${agent.upstreamRouters.join(', ') || 'none'})`,
+    );
+  } else {
+    const upstream = await getAgentRow(spec.defaultBridge);
+    if (upstream?.routerMode !== 'interior') {
+      throw new ValidationError(
+        `Field '${bridgeField}': upstream router ${JSON.stringify(spec.defaultBridge)} is not an interior router`,
+      );
+    }
+  }
+  return { resource: stored, siteKey: agent.uuid };
+}
+
+async function findMicroservice(resource: string, field: string) {
+  const slash = resource.indexOf('/');
+  if (slash > 0) {
+    const application = resource.slice(0, slash);
+    const name = resource.slice(slash + 1);
+    if (!(await getApplication(application))) {
+      throw new ValidationError(`Field '${field}': application ${JSON.stringify(application)} not found`);
+    }
+    const uuid = await getMicroserviceUuidByName(application, name);
+    const microservice = uuid ? await getMicroservice(uuid) : undefined;
+    if (!microservice)
+      throw new ValidationError(`Field '${field}': microservice ${JSON.stringify(resource)} not found`);
+    return microservice;
+  }
+  const microservice = await getMicroservice(resource);
+  if (!microservice) {
+    throw new ValidationError(
+      `Field '${field}': microservice ${JSON.stringify(resource)} not found (write <application>/<microservice> or a microservice uuid)`,
+    );
+  }
+  return microservice;
+}
+
+async function requireDefaultRouter(serviceName: string) {
+  if (!(await getDefaultRouter())) {
+    throw new ConflictError(
+      `Service ${serviceName} needs the default router, and none is registered: create the first agent or PUT /api/v3/router`,
+    );
+  }
+}

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { DEFAULT_ROUTER_PORTS } from '../domain/agent-schema.js';
+import { emptyHubRouterConfig, type RouterConfig } from '../domain/router-config.js';
+import { parseWith } from '../domain/validation.js';
+import { NotFoundError } from '../errors.js';
+import { enqueueRouterReconciles } from '../queue/publishers.js';
+import { getAgentRow } from '../store/agents.js';
+import {
+  type DefaultRouterRow,
+  getDefaultRouter,
+  getRouterConfig,
+  hubRouterKey,
+  putDefaultRouter,
+} from '../store/routers.js';
+import { listServiceRows } from '../store/services.js';
+import { requeueServices } from './services.js';
+
+/** 0 means "use the default" as well as a missing port (seed 001: ingress paths may send 0). */
+const routerPort = z.preprocess(
+  (value) =>
+    value === 0 || value === '0' || value === null
+      ? undefined
+      : typeof value === 'string' && /^\d+$/.test(value)
+        ? Number(value)
+        : value,
+  z
+    .number()
+    .refine((n) => Number.isInteger(n) && n >= 1 && n <= 65535, {
+      message: 'must be an integer between 1 and 65535',
+    })
+    .optional(),
+);
+
+const putRouterBody = z.strictObject({
+  host: z.string().refine((value) => /^[A-Za-z0-9.:\-[\]]{1,253}$/.test(value), {
+    message: 'must be a DNS name or an IP address',
+  }),
+  messagingPort: routerPort,
+  interRouterPort: routerPort,
+  edgeRouterPort: routerPort,
+});
+
+export interface DefaultRouterView {
+  host: string;
+  messagingPort: number;
+  interRouterPort: number;
+  edgeRouterPort: number;
+}
+
+const toView = (row: DefaultRouterRow): DefaultRouterView => ({
+  host: row.host,
+  messagingPort: row.messagingPort,
+  interRouterPort: row.interRouterPort,
+  edgeRouterPort: row.edgeRouterPort,
+});
+
+export async function getDefaultRouterView(): Promise<DefaultRouterView> {
+  const row = await getDefaultRouter();
+  if (!row) throw new NotFoundError('Default router not found: register it with PUT /api/v3/router');
+  return toView(row);
+}
+
+/**
+ * Registers or updates the default router (no router microservice is created for it). When the host
+ * changes, every service's serviceEndpoint changes with it, so services are reconciled.
+ */
+export async function putDefaultRouterFromBody(input: unknown): Promise<DefaultRouterView> {
+  const body = parseWith(putRouterBody, input);
+  const existing = await getDefaultRouter();
+  const row: DefaultRouterRow = {
+    host: body.host,
+    messagingPort: body.messagingPort ?? DEFAULT_ROUTER_PORTS.messagingPort,
+    interRouterPort: body.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
+    edgeRouterPort: body.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
+    agentUuid: existing?.agentUuid ?? null,
+    updatedAt: new Date().toISOString(),
+  };
+  await putDefaultRouter(row);
+  if (!existing) await enqueueRouterReconciles([hubRouterKey(row)!]);
+  if (existing?.host !== row.host) await requeueServices(await listServiceRows(), `router-${Date.now()}`);
+  return toView(row);
+}
+
+/** The hub document as last written (what the default router runs with). */
+export async function getHubRouterConfig(): Promise<RouterConfig> {
+  const key = hubRouterKey(await getDefaultRouter());
+  if (!key) throw new NotFoundError('Default router not found: register it with PUT /api/v3/router');
+  return (await getRouterConfig(key))?.config ?? emptyHubRouterConfig();
+}
+
+/** An agent's router microservice config, exactly as the agent receives it. */
+export async function getAgentRouterConfig(uuid: string): Promise<RouterConfig> {
+  const agent = await getAgentRow(uuid);
+  if (!agent) throw new NotFoundError(`Agent with uuid ${uuid} not found`);
+  if (agent.routerMode === 'none') {
+    throw new NotFoundError(`Agent ${agent.name} has router mode none: it has no router config`);
+  }
+  const defaultRouter = await getDefaultRouter();
+  const isHub = hubRouterKey(defaultRouter) === uuid;
+  return (await getRouterConfig(uuid))?.config ?? (isHub ? emptyHubRouterConfig() : {});
+}

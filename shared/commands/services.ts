@@ -1,0 +1,224 @@
+import { config } from '../config.js';
+import type { ServiceSpec, ServiceView } from '../domain/service.js';
+import {
+  type CreateServiceBody,
+  type PatchServiceBody,
+  parseCreateServiceBody,
+  parsePatchServiceBody,
+  parseServiceYaml,
+  toServiceSpec,
+} from '../domain/service-schema.js';
+import { ContentionError, NotFoundError, ValidationError } from '../errors.js';
+import { enqueueServiceReconcile } from '../queue/publishers.js';
+import { portOwner } from '../reconcile/service.js';
+import { claimBridgePort, releaseBridgePort } from '../store/ports.js';
+import { getDefaultRouter } from '../store/routers.js';
+import {
+  getServiceRow,
+  listServiceRows,
+  putNewServiceRow,
+  replaceServiceRow,
+  type ServiceRow,
+  toServiceView,
+} from '../store/services.js';
+import { resolveServiceResource } from './resolve.js';
+
+type Source = 'json' | 'yaml';
+const fieldName = (source: Source, field: string) => (source === 'yaml' ? `spec.${field}` : field);
+
+export async function listServices(): Promise<ServiceView[]> {
+  return (await listServiceRows()).map(toServiceView);
+}
+
+export async function getService(name: string): Promise<ServiceView> {
+  return toServiceView(await requireLiveService(name));
+}
+
+export function createServiceFromJson(body: unknown): Promise<ServiceView> {
+  return createService(parseCreateServiceBody(body), 'json');
+}
+
+export function createServiceFromYaml(yaml: string): Promise<ServiceView> {
+  return createService(parseServiceYaml(yaml), 'yaml');
+}
+
+/**
+ * Creates a service: row first (the name's uniqueness), then its bridge port, then the reconcile
+ * message. Each step is idempotent and the worker repeats whatever an interrupted create left out.
+ */
+async function createService(body: CreateServiceBody, source: Source): Promise<ServiceView> {
+  const spec = toServiceSpec(body);
+  const { resource, siteKey } = await resolveServiceResource(spec, fieldName(source, 'resource'));
+  const now = new Date().toISOString();
+  const remote = config().controlPlane !== 'kubernetes';
+  const row = await putNewServiceRow({
+    ...spec,
+    resource,
+    servicePort: remote ? undefined : spec.servicePort,
+    bridgePort: null,
+    serviceEndpoint: null,
+    provisioningStatus: 'pending',
+    provisioningError: null,
+    generation: 1,
+    observedGeneration: 0,
+    incarnation: 1,
+    siteKey,
+    appliedRouters: [],
+    appliedTokens: [],
+    deleted: false,
+    createdAt: now,
+    updatedAt: now,
+  });
+  const bridgePort = await claimBridgePort(portOwner(row), config().bridgePorts);
+  const hubHost = remote ? ((await getDefaultRouter())?.host ?? null) : null;
+  const assigned: ServiceRow = {
+    ...row,
+    bridgePort,
+    servicePort: remote ? bridgePort : row.servicePort,
+    serviceEndpoint: remote ? hubHost : null,
+  };
+  // A concurrent delete may have won; then the worker sees the tombstone and nothing is half-written.
+  const stored = (await replaceServiceRow(assigned, row.generation))
+    ? assigned
+    : ((await getServiceRow(row.name)) ?? assigned);
+  await enqueueServiceReconcile({ name: row.name, generation: row.generation }, 'create');
+  return toServiceView(stored);
+}
+
+export function updateServiceFromJson(name: string, body: unknown): Promise<void> {
+  const patch = parsePatchServiceBody(body);
+  if (patch.name !== undefined && patch.name !== name) {
+    throw new ValidationError(
+      `Field 'name' (${JSON.stringify(patch.name)}) does not match the service in the path (${JSON.stringify(name)}); a service cannot be renamed`,
+    );
+  }
+  return updateService(name, patch, 'json');
+}
+
+export function updateServiceFromYaml(name: string, yaml: string): Promise<void> {
+  const body = parseServiceYaml(yaml);
+  if (body.name !== name) {
+    throw new ValidationError(`Service name in YAML (${body.name}) doesn't match endpoint path (${name})`);
+  }
+  // A YAML document states the whole service; tags absent from it mean no tags.
+  return updateService(name, { ...body, tags: body.tags ?? [] }, 'yaml');
+}
+
+/**
+ * Partial update: fields absent from the patch keep their stored values; `tags` replaces the list.
+ * `type` and `defaultBridge` are immutable. Retried on a concurrent write by re-reading the row.
+ */
+async function updateService(name: string, patch: PatchServiceBody, source: Source): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const row = await requireLiveService(name);
+    if (patch.type !== undefined && patch.type !== row.type) {
+      throw new ValidationError(
+        `Field '${fieldName(source, 'type')}' cannot be changed (stored ${JSON.stringify(row.type)}, got ${JSON.stringify(patch.type)}); delete and recreate the service`,
+      );
+    }
+    if (patch.defaultBridge !== undefined && patch.defaultBridge !== row.defaultBridge) {
+      throw new ValidationError(
+        `Field '${fieldName(source, 'defaultBridge')}' cannot be changed (stored ${JSON.stringify(row.defaultBridge)}, got ${JSON.stringify(patch.defaultBridge)}); delete and recreate the service`,
+      );
+    }
+    const resourceChanged = patch.resource !== undefined;
+    const spec: ServiceSpec = {
+      name,
+      type: row.type,
+      defaultBridge: row.defaultBridge,
+      resource: patch.resource ?? row.resource,
+      targetPort: patch.targetPort ?? row.targetPort,
+      servicePort: patch.servicePort ?? row.servicePort,
+      k8sType: patch.k8sType ?? row.k8sType,
+      tags: patch.tags ?? row.tags,
+    };
+    // The connector site is left for reconcile to move, so it can clear the old site first.
+    const resource = resourceChanged
+      ? (await resolveServiceResource(spec, fieldName(source, 'resource'))).resource
+      : row.resource;
+    const remote = config().controlPlane !== 'kubernetes';
+    const next: ServiceRow = {
+      ...row,
+      ...spec,
+      resource,
+      servicePort: remote ? (row.bridgePort ?? undefined) : spec.servicePort,
+      generation: row.generation + 1,
+      provisioningStatus: 'pending',
+      provisioningError: null,
+      updatedAt: new Date().toISOString(),
+    };
+    if (await replaceServiceRow(next, row.generation)) {
+      await enqueueServiceReconcile({ name, generation: next.generation }, 'update');
+      return;
+    }
+  }
+  throw new ContentionError(`Service ${name} is being changed concurrently; retry the request`);
+}
+
+/**
+ * Deletes a service: the row becomes a tombstone (hidden from the API at once) whose reconcile removes
+ * its hub entries, its connector and every agent listener before the row disappears. The bridge port
+ * is free as soon as the call returns.
+ */
+export async function deleteService(name: string): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const row = await requireLiveService(name);
+    const next: ServiceRow = {
+      ...row,
+      deleted: true,
+      generation: row.generation + 1,
+      updatedAt: new Date().toISOString(),
+    };
+    if (await replaceServiceRow(next, row.generation)) {
+      if (row.bridgePort !== null) await releaseBridgePort(row.bridgePort, portOwner(row));
+      await enqueueServiceReconcile({ name, generation: next.generation }, 'delete');
+      return;
+    }
+  }
+  throw new ContentionError(`Service ${name} is being changed concurrently; retry the request`);
+}
+
+/** Asks for a fresh reconcile (the retry path for a failed service). */
+export async function requestServiceReconcile(name: string): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const row = await requireLiveService(name);
+    const next: ServiceRow = {
+      ...row,
+      generation: row.generation + 1,
+      provisioningStatus: 'pending',
+      provisioningError: null,
+      updatedAt: new Date().toISOString(),
+    };
+    if (await replaceServiceRow(next, row.generation)) {
+      await enqueueServiceReconcile({ name, generation: next.generation }, 'reconcile');
+      return;
+    }
+  }
+  throw new ContentionError(`Service ${name} is being changed concurrently; retry the request`);
+}
+
+async function requireLiveService(name: string): Promise<ServiceRow> {
+  const row = await getServiceRow(name);
+  if (!row || row.deleted) throw new NotFoundError(`Service with name ${name} not found`);
+  return row;
+}
+
+/** Bumps the generation of services whose backend changed elsewhere (a moved microservice, a router change). */
+export async function requeueServices(rows: ServiceRow[], cause: string): Promise<void> {
+  for (const stale of rows) {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const row = attempt === 0 ? stale : await getServiceRow(stale.name);
+      if (!row || row.deleted) break;
+      const next: ServiceRow = {
+        ...row,
+        generation: row.generation + 1,
+        provisioningStatus: 'pending',
+        updatedAt: new Date().toISOString(),
+      };
+      if (await replaceServiceRow(next, row.generation)) {
+        await enqueueServiceReconcile({ name: row.name, generation: next.generation }, cause);
+        break;
+      }
+    }
+  }
+}

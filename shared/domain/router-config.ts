@@ -1,0 +1,67 @@
+import type { TcpConnector, TcpListener } from './router-objects.js';
+
+/**
+ * A router microservice config in object form. fogbridge owns the entries of `bridges` named
+ * `*-listener` and `*-connector`; every other key and entry is preserved as found.
+ */
+export interface RouterConfig {
+  bridges?: {
+    tcpListeners?: Record<string, TcpListener>;
+    tcpConnectors?: Record<string, TcpConnector>;
+    [other: string]: unknown;
+  };
+  [other: string]: unknown;
+}
+
+export interface DesiredBridges {
+  listeners: TcpListener[];
+  connectors: TcpConnector[];
+}
+
+/** The config a hub (default router) starts with: both maps present, as the seed's hub document shows. */
+export function emptyHubRouterConfig(): RouterConfig {
+  return { bridges: { tcpListeners: {}, tcpConnectors: {} } };
+}
+
+/**
+ * Replace the managed bridge entries of `current` with `desired`. A map that exists is kept even when it
+ * ends up empty; a missing map is only created when there is something to put in it.
+ */
+export function applyDesiredBridges(current: RouterConfig, desired: DesiredBridges): RouterConfig {
+  const bridges = { ...(current.bridges ?? {}) };
+  const listeners = replaceManaged(bridges.tcpListeners, desired.listeners, '-listener');
+  const connectors = replaceManaged(bridges.tcpConnectors, desired.connectors, '-connector');
+  if (listeners) bridges.tcpListeners = listeners;
+  if (connectors) bridges.tcpConnectors = connectors;
+  const next: RouterConfig = { ...current };
+  if (Object.keys(bridges).length > 0 || current.bridges) next.bridges = bridges;
+  return next;
+}
+
+function replaceManaged<T extends { name: string }>(
+  existing: Record<string, T> | undefined,
+  desired: readonly T[],
+  suffix: string,
+): Record<string, T> | undefined {
+  if (!existing && desired.length === 0) return undefined;
+  const kept = Object.entries(existing ?? {}).filter(([name]) => !name.endsWith(suffix));
+  const wanted = [...desired]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((entry) => [entry.name, entry] as const);
+  return Object.fromEntries([...kept, ...wanted]);
+}
+
+/** Structural equality of two configs, ignoring key order. */
+export function sameRouterConfig(a: RouterConfig, b: RouterConfig): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)),
+        )
+      : v,
+  );
+}

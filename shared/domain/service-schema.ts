@@ -1,0 +1,169 @@
+import { parseAllDocuments } from 'yaml';
+import { z } from 'zod';
+import { ValidationError } from '../errors.js';
+import {
+  DEFAULT_BRIDGE,
+  DNS_LABEL,
+  DNS_LABEL_MAX,
+  K8S_SERVICE_TYPES,
+  RESERVED_SERVICE_NAMES,
+  SERVICE_TYPES,
+  type ServiceSpec,
+} from './service.js';
+import { firstIssueAsError, parseWith, show } from './validation.js';
+
+/** Numbers may arrive as numeric strings from older clients; anything else is reported as sent. */
+const numericString = (value: unknown) =>
+  typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : value;
+
+export const tcpPort = z.preprocess(
+  numericString,
+  z.number().refine((n) => Number.isInteger(n) && n >= 1 && n <= 65535, {
+    message: 'must be an integer between 1 and 65535',
+  }),
+);
+
+export const serviceName = z
+  .string()
+  .refine((name) => name.length <= DNS_LABEL_MAX && DNS_LABEL.test(name), {
+    message: `must be a DNS label (${DNS_LABEL.source}, at most ${DNS_LABEL_MAX} characters)`,
+  })
+  .refine((name) => !(RESERVED_SERVICE_NAMES as readonly string[]).includes(name), {
+    message: `is a reserved name (${RESERVED_SERVICE_NAMES.join(', ')})`,
+  });
+
+/** Printable text without control characters; bounded so a tag cannot carry a payload. */
+const text = (max: number) =>
+  z
+    .string()
+    .refine((value) => value.trim().length > 0, { message: 'must not be empty' })
+    .refine((value) => value.length <= max, { message: `must be at most ${max} characters` })
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+    .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), {
+      message: 'must not contain control characters',
+    });
+
+export const serviceTags = z.array(text(253)).max(64, 'must hold at most 64 tags');
+
+const specFields = {
+  type: z.enum(SERVICE_TYPES),
+  resource: text(253),
+  targetPort: tcpPort,
+  servicePort: tcpPort.optional(),
+  k8sType: z.enum(K8S_SERVICE_TYPES).optional(),
+  defaultBridge: text(253).optional(),
+};
+
+/** POST /api/v3/services */
+export const createServiceBody = z.strictObject({
+  name: serviceName,
+  tags: serviceTags.optional(),
+  ...specFields,
+});
+
+/** PATCH /api/v3/services/{name}: every field optional; absent fields keep their stored values. */
+export const patchServiceBody = z.strictObject({
+  name: serviceName.optional(),
+  tags: serviceTags.optional(),
+  type: specFields.type.optional(),
+  resource: specFields.resource.optional(),
+  targetPort: tcpPort.optional(),
+  servicePort: specFields.servicePort,
+  k8sType: specFields.k8sType,
+  defaultBridge: specFields.defaultBridge,
+});
+
+export type CreateServiceBody = z.output<typeof createServiceBody>;
+export type PatchServiceBody = z.output<typeof patchServiceBody>;
+
+const yamlService = z.object({
+  apiVersion: z.unknown().optional(),
+  kind: z.unknown(),
+  metadata: z.strictObject({
+    name: serviceName,
+    tags: serviceTags.optional(),
+    // accepted for compatibility with potctl documents; fogbridge has one namespace
+    namespace: z.string().optional(),
+  }),
+  spec: z.strictObject(specFields),
+});
+
+/** Largest YAML document accepted (the multipart field `service`). */
+export const MAX_YAML_BYTES = 64 * 1024;
+
+/** Parses a `kind: Service` YAML document into a service spec, reporting the first problem precisely. */
+export function parseServiceYaml(source: string): CreateServiceBody {
+  if (Buffer.byteLength(source, 'utf8') > MAX_YAML_BYTES) {
+    throw new ValidationError(`Error parsing YAML: document is larger than ${MAX_YAML_BYTES} bytes`);
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: YAML forbids these and they hint at a binary upload
+  if (source.includes('\uFFFD') || /[\u0000-\u0008\u000e-\u001f]/.test(source)) {
+    throw new ValidationError('Error parsing YAML: the document is not UTF-8 text');
+  }
+  const documents = parseAllDocuments(source, { uniqueKeys: true, prettyErrors: false });
+  if (!Array.isArray(documents)) throw new ValidationError('Error parsing YAML: empty document');
+  if (documents.length === 0) throw new ValidationError('Invalid YAML format: missing kind field');
+  if (documents.length > 1)
+    throw new ValidationError('Error parsing YAML: expected one document, found several');
+  const document = documents[0]!;
+  const error = document.errors[0];
+  if (error) throw new ValidationError(`Error parsing YAML: ${error.message.split('\n')[0]}`);
+  let value: unknown;
+  try {
+    value = document.toJS({ maxAliasCount: 50 });
+  } catch (cause) {
+    throw new ValidationError(`Error parsing YAML: ${(cause as Error).message.split('\n')[0]}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ValidationError('Invalid YAML format: missing kind field');
+  }
+  const object = value as Record<string, unknown>;
+  if (object.kind === undefined || object.kind === null)
+    throw new ValidationError('Invalid YAML format: missing kind field');
+  if (object.kind !== 'Service') throw new ValidationError(`Invalid kind ${show(object.kind)}`);
+  if (object.metadata == null || object.spec == null) {
+    throw new ValidationError('Invalid YAML format: missing metadata or spec');
+  }
+  if (typeof object.spec === 'object' && object.spec !== null && 'bridgePort' in object.spec) {
+    throw new ValidationError("Field 'spec.bridgePort' is assigned by the controller and cannot be set");
+  }
+  const parsed = yamlService.safeParse(object);
+  if (!parsed.success) {
+    const unknownTop = parsed.error.issues.find(
+      (issue) => issue.code === 'unrecognized_keys' && issue.path.length > 0,
+    );
+    throw firstIssueAsError(unknownTop ? [unknownTop] : parsed.error.issues, object);
+  }
+  const { metadata, spec } = parsed.data;
+  return { name: metadata.name, tags: metadata.tags, ...spec };
+}
+
+export function parseCreateServiceBody(body: unknown): CreateServiceBody {
+  rejectAssignedFields(body);
+  return parseWith(createServiceBody, body);
+}
+
+export function parsePatchServiceBody(body: unknown): PatchServiceBody {
+  rejectAssignedFields(body);
+  return parseWith(patchServiceBody, body);
+}
+
+function rejectAssignedFields(body: unknown) {
+  if (body !== null && typeof body === 'object' && 'bridgePort' in body) {
+    throw new ValidationError("Field 'bridgePort' is assigned by the controller and cannot be set");
+  }
+}
+
+/** Fills the defaults a stored spec always has. */
+export function toServiceSpec(body: CreateServiceBody): ServiceSpec {
+  return {
+    name: body.name,
+    type: body.type,
+    resource: body.resource,
+    targetPort: body.targetPort,
+    servicePort: body.servicePort,
+    k8sType: body.k8sType,
+    defaultBridge: body.defaultBridge ?? DEFAULT_BRIDGE,
+    tags: body.tags ?? [],
+  };
+}

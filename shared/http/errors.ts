@@ -1,0 +1,67 @@
+import {
+  ConflictError,
+  ContentionError,
+  NotFoundError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../errors.js';
+
+export interface ErrorBody {
+  name: string;
+  message: string;
+}
+
+const statusByClass: [new (...args: never[]) => Error, number][] = [
+  [ValidationError, 400],
+  [NotFoundError, 404],
+  [ConflictError, 409],
+  [PayloadTooLargeError, 413],
+  [UnsupportedMediaTypeError, 415],
+  [ContentionError, 503],
+];
+
+/**
+ * The one place that turns an error into a status code and a `{name, message}` body. Domain errors
+ * carry their own message; errors from middy's parsers (http-errors with `expose`) keep theirs; anything
+ * else is a 500 whose details stay in the log, never in the response.
+ */
+export function errorToResponse(error: unknown): {
+  statusCode: number;
+  body: ErrorBody;
+  unexpected: boolean;
+} {
+  for (const [errorClass, statusCode] of statusByClass) {
+    if (error instanceof errorClass) {
+      return { statusCode, body: { name: error.name, message: error.message }, unexpected: false };
+    }
+  }
+  const httpError = error as { statusCode?: number; expose?: boolean; message?: string };
+  if (
+    typeof httpError?.statusCode === 'number' &&
+    httpError.statusCode >= 400 &&
+    httpError.statusCode < 500
+  ) {
+    return {
+      statusCode: httpError.statusCode,
+      body: { name: nameForStatus(httpError.statusCode), message: httpError.message ?? 'Bad request' },
+      unexpected: false,
+    };
+  }
+  return { statusCode: 500, body: { name: 'InternalError', message: 'Internal error' }, unexpected: true };
+}
+
+function nameForStatus(statusCode: number): string {
+  switch (statusCode) {
+    case 404:
+      return 'NotFoundError';
+    case 405:
+      return 'MethodNotAllowedError';
+    case 413:
+      return 'PayloadTooLargeError';
+    case 415:
+      return 'UnsupportedMediaTypeError';
+    default:
+      return 'ValidationError';
+  }
+}

@@ -1,0 +1,82 @@
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '../config.js';
+import { documentClient, keys, tableName } from '../store/client.js';
+import { sqsClient } from './client.js';
+import type { RouterReconcileMessage, ServiceReconcileMessage } from './messages.js';
+
+function queueUrl(name: 'SERVICE_QUEUE_URL' | 'FOG_QUEUE_URL'): string {
+  const url = name === 'SERVICE_QUEUE_URL' ? config().serviceQueueUrl : config().fogQueueUrl;
+  if (!url)
+    throw new Error(`Environment variable ${name} is not set; it is required to enqueue reconcile work`);
+  return url;
+}
+
+/** Enqueues a service reconcile; `cause` separates an API change from a sweeper re-drive in the dedup id. */
+export async function enqueueServiceReconcile(
+  message: ServiceReconcileMessage,
+  cause: string,
+): Promise<void> {
+  await sqsClient().send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl('SERVICE_QUEUE_URL'),
+      MessageBody: JSON.stringify(message),
+      MessageGroupId: message.name,
+      MessageDeduplicationId: dedupId(`${message.name}:${message.generation}:${cause}`),
+    }),
+  );
+}
+
+/**
+ * Requests a reconcile of each router. Every request takes the next number of that router's request
+ * counter, so a worker that already computed past a number skips it: a burst of fan-outs to one agent
+ * costs one computation, and no request is ever deduplicated away before it was covered.
+ */
+export async function enqueueRouterReconciles(routerKeys: Iterable<string>, service?: string): Promise<void> {
+  const messages: RouterReconcileMessage[] = await Promise.all(
+    [...new Set(routerKeys)].map(async (routerKey) => ({
+      routerKey,
+      seq: await nextRouterRequest(routerKey),
+      service,
+    })),
+  );
+  for (let i = 0; i < messages.length; i += 10) {
+    const batch = messages.slice(i, i + 10);
+    const result = await sqsClient().send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl('FOG_QUEUE_URL'),
+        Entries: batch.map((message, index) => ({
+          Id: String(index),
+          MessageBody: JSON.stringify(message),
+          MessageGroupId: message.routerKey,
+          MessageDeduplicationId: dedupId(`${message.routerKey}:${message.seq}`),
+        })),
+      }),
+    );
+    if (result.Failed && result.Failed.length > 0) {
+      const failure = result.Failed[0]!;
+      throw new Error(
+        `Could not enqueue router reconcile: ${failure.Code ?? ''} ${failure.Message ?? ''}`.trim(),
+      );
+    }
+  }
+}
+
+async function nextRouterRequest(routerKey: string): Promise<number> {
+  const { Attributes } = await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.routerRequests(routerKey),
+      UpdateExpression: 'ADD requested :one',
+      ExpressionAttributeValues: { ':one': 1 },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(Attributes?.requested);
+}
+
+/** SQS caps dedup ids at 128 characters of [A-Za-z0-9!-~]. */
+function dedupId(raw: string): string {
+  const safe = raw.replace(/[^\x21-\x7e]/g, '_');
+  return safe.length <= 128 ? safe : safe.slice(0, 128);
+}

@@ -1,0 +1,194 @@
+import { config } from '../config.js';
+import { DISTRIBUTION_ALL, serviceDistributionTokens } from '../domain/distribution.js';
+import {
+  buildTcpListener,
+  connectorName,
+  connectorOnDefaultRouter,
+  listenerName,
+} from '../domain/router-objects.js';
+import { DEFAULT_BRIDGE } from '../domain/service.js';
+import { ReconcileError } from '../errors.js';
+import { logger } from '../log/logger.js';
+import type { ServiceReconcileMessage } from '../queue/messages.js';
+import { enqueueRouterReconciles } from '../queue/publishers.js';
+import { getAgentRow, listAgentUuidsByToken } from '../store/agents.js';
+import { getMicroservice } from '../store/applications.js';
+import { claimBridgePort } from '../store/ports.js';
+import { getDefaultRouter, hubRouterKey } from '../store/routers.js';
+import {
+  getServiceRow,
+  recordServiceStatus,
+  removeServiceTombstone,
+  replaceServiceRow,
+  type ServiceRow,
+  setServiceTokens,
+} from '../store/services.js';
+import { reconcileRouter } from './router.js';
+
+/** The owner id of a service's bridge-port claim: one per incarnation of the name. */
+export const portOwner = (row: Pick<ServiceRow, 'name' | 'incarnation'>) => `${row.name}#${row.incarnation}`;
+
+/**
+ * Converges one service, level-triggered: the message only names it. Reads the row, derives what the
+ * routers should hold, writes the hub (under the hub lock) and checks its own entries there, asks every
+ * router it touches now or touched before to recompute, and records the outcome at the generation it
+ * worked from. Safe to repeat, to run late, or to run twice at once.
+ */
+export async function reconcileService(message: ServiceReconcileMessage): Promise<void> {
+  let row = await getServiceRow(message.name);
+  if (!row) return;
+  if (message.generation <= row.observedGeneration && row.observedGeneration >= row.generation) return;
+
+  const defaultRouter = await getDefaultRouter();
+  const hubKey = row.defaultBridge === DEFAULT_BRIDGE ? hubRouterKey(defaultRouter) : row.defaultBridge;
+
+  const previousSite = row.appliedRouters.includes(row.siteKey ?? '') ? row.siteKey : null;
+  let failure: string | undefined;
+  if (!row.deleted) {
+    const derived = await deriveAssignedFields(row, defaultRouter?.host ?? null);
+    failure = derived.failure;
+    row = derived.row;
+  }
+
+  // Token index first, so fog reconciles triggered below find the service by its tokens.
+  const tokens = row.deleted ? [] : serviceDistributionTokens(row.tags);
+  await setServiceTokens(
+    row.name,
+    tokens.filter((token) => !row.appliedTokens.includes(token)),
+    row.appliedTokens.filter((token) => !tokens.includes(token)),
+  );
+
+  if (hubKey) {
+    const hub = await reconcileRouter(hubKey);
+    if (hub.managed) verifyHubEntries(row, hub.config);
+    else if (!row.deleted)
+      failure ??= `Hub router ${row.defaultBridge} has no router config (agent missing or router mode none)`;
+  } else if (!row.deleted) {
+    failure ??= 'No default router is registered: create the first agent or PUT /api/v3/router';
+  }
+
+  const desiredRouters = row.deleted ? [] : await routersFor(row, tokens);
+  // A connector that moved (resource changed, microservice moved) leaves its old site first, inline;
+  // then every router the service touches now or touched before is asked to converge.
+  const siteMoved = !!previousSite && previousSite !== row.siteKey && previousSite !== hubKey;
+  if (siteMoved) await reconcileRouter(previousSite);
+  const fanOut = new Set([...desiredRouters, ...row.appliedRouters]);
+  if (hubKey) fanOut.delete(hubKey);
+  if (siteMoved) fanOut.delete(previousSite);
+  await enqueueRouterReconciles(fanOut, row.name);
+
+  if (row.deleted) {
+    await removeServiceTombstone(row.name, row.generation);
+    return;
+  }
+  const applied: ServiceRow = {
+    ...row,
+    provisioningStatus: failure ? 'failed' : 'ready',
+    provisioningError: failure ?? null,
+    observedGeneration: row.generation,
+    appliedRouters: [...new Set([...desiredRouters, ...(hubKey ? [hubKey] : [])])],
+    appliedTokens: tokens,
+    updatedAt: new Date().toISOString(),
+  };
+  if (!(await replaceServiceRow(applied, row.generation))) {
+    logger.debug('service changed during reconcile; the newer message converges it', { service: row.name });
+  }
+}
+
+/**
+ * Fills what the controller assigns: the bridge port (if the create was interrupted before it),
+ * the connector site, and on a remote control plane servicePort and serviceEndpoint.
+ */
+async function deriveAssignedFields(
+  row: ServiceRow,
+  hubHost: string | null,
+): Promise<{ row: ServiceRow; failure?: string }> {
+  let failure: string | undefined;
+  const bridgePort = row.bridgePort ?? (await claimBridgePort(portOwner(row), config().bridgePorts));
+  let siteKey: string | null = null;
+  try {
+    siteKey = await resolveSiteKey(row);
+  } catch (error) {
+    if (!(error instanceof ReconcileError)) throw error;
+    failure = error.message;
+  }
+  const remote = config().controlPlane !== 'kubernetes';
+  const next: ServiceRow = {
+    ...row,
+    bridgePort,
+    siteKey,
+    servicePort: remote ? bridgePort : row.servicePort,
+    serviceEndpoint: remote ? hubHost : row.serviceEndpoint,
+  };
+  const changed =
+    next.bridgePort !== row.bridgePort ||
+    next.siteKey !== row.siteKey ||
+    next.servicePort !== row.servicePort ||
+    next.serviceEndpoint !== row.serviceEndpoint;
+  if (changed && !(await replaceServiceRow(next, row.generation))) {
+    throw new ReconcileError(`Service ${row.name} changed during reconcile; retrying`);
+  }
+  return { row: next, failure };
+}
+
+/** The router that must hold the service's connector, from the backend as it is now. */
+export async function resolveSiteKey(row: Pick<ServiceRow, 'type' | 'resource' | 'name'>): Promise<string> {
+  if (connectorOnDefaultRouter(row.type)) return DEFAULT_BRIDGE;
+  let agentUuid = row.resource;
+  if (row.type === 'microservice') {
+    const microservice = await getMicroservice(row.resource);
+    if (!microservice)
+      throw new ReconcileError(`Microservice ${row.resource} of service ${row.name} no longer exists`);
+    agentUuid = microservice.agentUuid;
+  }
+  const agent = await getAgentRow(agentUuid);
+  if (!agent) throw new ReconcileError(`Agent ${agentUuid} backing service ${row.name} no longer exists`);
+  if (agent.routerMode === 'none') {
+    throw new ReconcileError(
+      `Agent ${agent.name} backing service ${row.name} has router mode none; a TCP bridge service requires a router on the agent`,
+    );
+  }
+  return agent.uuid;
+}
+
+/** Routers other than the hub that hold something of this service: its connector site and tagged agents. */
+async function routersFor(row: ServiceRow, tokens: string[]): Promise<string[]> {
+  const agentUuids = (
+    await Promise.all([DISTRIBUTION_ALL, ...tokens].map((token) => listAgentUuidsByToken(token)))
+  ).flat();
+  return [...new Set([...(row.siteKey ? [row.siteKey] : []), ...agentUuids])];
+}
+
+/** The hub write must contain exactly this service's entries (or none once deleted) before it counts. */
+function verifyHubEntries(
+  row: ServiceRow,
+  hubConfig: { bridges?: { tcpListeners?: object; tcpConnectors?: object } } | undefined,
+) {
+  const listeners = (hubConfig?.bridges?.tcpListeners ?? {}) as Record<string, unknown>;
+  const connectors = (hubConfig?.bridges?.tcpConnectors ?? {}) as Record<string, unknown>;
+  const listener = listeners[listenerName(row.name)];
+  if (row.deleted) {
+    if (listener) throw new ReconcileError(`Hub still lists ${listenerName(row.name)}; retrying`);
+    if (connectorOnDefaultRouter(row.type) && connectors[connectorName(row.name)]) {
+      throw new ReconcileError(`Hub still lists ${connectorName(row.name)}; retrying`);
+    }
+    return;
+  }
+  const expected = buildTcpListener(row.name, row.bridgePort!);
+  if (JSON.stringify(listener) !== JSON.stringify(expected)) {
+    throw new ReconcileError(`Hub does not hold ${expected.name} yet (index lag); retrying`);
+  }
+  if (connectorOnDefaultRouter(row.type) && !connectors[connectorName(row.name)]) {
+    throw new ReconcileError(`Hub does not hold ${connectorName(row.name)} yet (index lag); retrying`);
+  }
+}
+
+/** Marks a service failed with the error that exhausted its retries (the poison-message path). */
+export async function recordServiceFailure(name: string, error: unknown): Promise<void> {
+  const row = await getServiceRow(name);
+  if (!row || row.deleted) return;
+  await recordServiceStatus(name, row.generation, {
+    provisioningStatus: 'failed',
+    provisioningError: `Reconcile failed repeatedly: ${(error as Error)?.message ?? String(error)}`,
+  });
+}

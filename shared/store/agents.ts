@@ -1,0 +1,210 @@
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { RouterMode } from '../domain/router-objects.js';
+import { ConflictError } from '../errors.js';
+import { documentClient, indexes, isConditionalCheckFailed, keys, tableName, withoutKeys } from './client.js';
+import { queryIndex, queryPartition } from './query.js';
+
+export interface AgentRow {
+  uuid: string;
+  name: string;
+  host: string | null;
+  tags: string[];
+  routerMode: RouterMode;
+  messagingPort: number | null;
+  interRouterPort: number | null;
+  edgeRouterPort: number | null;
+  /** Agent uuids, or `default-router`. */
+  upstreamRouters: string[];
+  isSystem: boolean;
+  natsMode: string;
+  generation: number;
+  observedGeneration: number;
+  /** Distribution tokens the token index holds for this agent (maintained by fog reconcile). */
+  appliedTokens: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+function indexAttributes(row: AgentRow) {
+  const pending = row.generation > row.observedGeneration;
+  return {
+    GSI1PK: 'AGENT',
+    GSI1SK: row.name,
+    GSI4PK: pending ? 'PENDING' : undefined,
+    GSI4SK: pending ? `AGENT#${row.uuid}` : undefined,
+  };
+}
+
+export async function getAgentRow(uuid: string): Promise<AgentRow | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.agent(uuid), ConsistentRead: true }),
+  );
+  return withoutKeys<AgentRow>(Item);
+}
+
+export async function getAgentUuidByName(name: string): Promise<string | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.agentName(name), ConsistentRead: true }),
+  );
+  return Item?.uuid as string | undefined;
+}
+
+export async function listAgentRows(): Promise<AgentRow[]> {
+  const items = await queryIndex<Record<string, unknown>>(indexes.byKind, 'AGENT');
+  return items.map((item) => withoutKeys<AgentRow>(item)!);
+}
+
+async function claimAgentName(name: string, uuid: string): Promise<void> {
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.agentName(name), uuid },
+        ConditionExpression: 'attribute_not_exists(PK) OR #uuid = :uuid',
+        ExpressionAttributeNames: { '#uuid': 'uuid' },
+        ExpressionAttributeValues: { ':uuid': uuid },
+      }),
+    );
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) throw new ConflictError(`Agent with name ${name} already exists`);
+    throw error;
+  }
+}
+
+async function releaseAgentName(name: string, uuid: string): Promise<void> {
+  try {
+    await documentClient().send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: keys.agentName(name),
+        ConditionExpression: '#uuid = :uuid',
+        ExpressionAttributeNames: { '#uuid': 'uuid' },
+        ExpressionAttributeValues: { ':uuid': uuid },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+  }
+}
+
+/** Name first (uniqueness), then the row; a failed row write gives the name back. */
+export async function putNewAgentRow(row: AgentRow): Promise<void> {
+  await claimAgentName(row.name, row.uuid);
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.agent(row.uuid), ...row, ...indexAttributes(row) },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+  } catch (error) {
+    await releaseAgentName(row.name, row.uuid);
+    if (isConditionalCheckFailed(error))
+      throw new ConflictError(`Agent with uuid ${row.uuid} already exists`);
+    throw error;
+  }
+}
+
+/** Replaces the row written at `expectedGeneration`; false when another writer got there first. */
+export async function replaceAgentRow(next: AgentRow, previous: AgentRow): Promise<boolean> {
+  if (next.name !== previous.name) await claimAgentName(next.name, next.uuid);
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.agent(next.uuid), ...next, ...indexAttributes(next) },
+        ConditionExpression: '#g = :g',
+        ExpressionAttributeNames: { '#g': 'generation' },
+        ExpressionAttributeValues: { ':g': previous.generation },
+      }),
+    );
+  } catch (error) {
+    if (next.name !== previous.name) await releaseAgentName(next.name, next.uuid);
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+  if (next.name !== previous.name) await releaseAgentName(previous.name, previous.uuid);
+  return true;
+}
+
+export async function deleteAgentRow(row: AgentRow): Promise<boolean> {
+  try {
+    await documentClient().send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: keys.agent(row.uuid),
+        ConditionExpression: '#g = :g',
+        ExpressionAttributeNames: { '#g': 'generation' },
+        ExpressionAttributeValues: { ':g': row.generation },
+      }),
+    );
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+  await releaseAgentName(row.name, row.uuid);
+  return true;
+}
+
+export async function listAgentUuidsByToken(token: string): Promise<string[]> {
+  const items = await queryPartition<{ uuid: string }>(`AGTOKEN#${token}`);
+  return items.map((item) => item.uuid);
+}
+
+export async function setAgentTokens(uuid: string, add: string[], remove: string[]): Promise<void> {
+  const client = documentClient();
+  await Promise.all([
+    ...add.map((token) =>
+      client.send(
+        new PutCommand({ TableName: tableName(), Item: { ...keys.agentToken(token, uuid), uuid, token } }),
+      ),
+    ),
+    ...remove.map((token) =>
+      client.send(new DeleteCommand({ TableName: tableName(), Key: keys.agentToken(token, uuid) })),
+    ),
+  ]);
+}
+
+export async function listPendingAgentUuids(): Promise<string[]> {
+  const items = await queryIndex<Record<string, unknown>>(indexes.pending, 'PENDING');
+  return items.filter((item) => String(item.GSI4SK).startsWith('AGENT#')).map((item) => String(item.uuid));
+}
+
+/**
+ * The system-agent claim: on a remote control plane exactly one agent, the first, is promoted. The
+ * conditional put makes two concurrent "first" creates agree on one winner.
+ */
+export async function claimSystemAgent(uuid: string): Promise<boolean> {
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { PK: 'SYSTEMAGENT', SK: 'AGENT', uuid },
+        ConditionExpression: 'attribute_not_exists(PK) OR #uuid = :uuid',
+        ExpressionAttributeNames: { '#uuid': 'uuid' },
+        ExpressionAttributeValues: { ':uuid': uuid },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}
+
+export async function releaseSystemAgent(uuid: string): Promise<void> {
+  try {
+    await documentClient().send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: { PK: 'SYSTEMAGENT', SK: 'AGENT' },
+        ConditionExpression: '#uuid = :uuid',
+        ExpressionAttributeNames: { '#uuid': 'uuid' },
+        ExpressionAttributeValues: { ':uuid': uuid },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+  }
+}

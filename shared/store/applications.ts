@@ -1,0 +1,172 @@
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConflictError } from '../errors.js';
+import { documentClient, indexes, isConditionalCheckFailed, keys, tableName, withoutKeys } from './client.js';
+import { queryIndex } from './query.js';
+
+export interface ApplicationRow {
+  name: string;
+  createdAt: string;
+}
+
+export interface MicroserviceRow {
+  uuid: string;
+  name: string;
+  application: string;
+  agentUuid: string;
+  hostNetworkMode: boolean;
+  createdAt: string;
+  updatedAt: string;
+  version: number;
+}
+
+export async function getApplication(name: string): Promise<ApplicationRow | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.application(name), ConsistentRead: true }),
+  );
+  return withoutKeys<ApplicationRow>(Item);
+}
+
+export async function putNewApplication(row: ApplicationRow): Promise<void> {
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.application(row.name), ...row, GSI1PK: 'APP', GSI1SK: row.name },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+  } catch (error) {
+    if (isConditionalCheckFailed(error))
+      throw new ConflictError(`Application with name ${row.name} already exists`);
+    throw error;
+  }
+}
+
+export async function listApplications(): Promise<ApplicationRow[]> {
+  const items = await queryIndex<Record<string, unknown>>(indexes.byKind, 'APP');
+  return items.map((item) => withoutKeys<ApplicationRow>(item)!);
+}
+
+function microserviceIndexes(row: MicroserviceRow) {
+  return {
+    GSI1PK: 'MS',
+    GSI1SK: `${row.application}/${row.name}`,
+    GSI3PK: `MSAGENT#${row.agentUuid}`,
+    GSI3SK: row.uuid,
+  };
+}
+
+export async function getMicroservice(uuid: string): Promise<MicroserviceRow | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.microservice(uuid), ConsistentRead: true }),
+  );
+  return withoutKeys<MicroserviceRow>(Item);
+}
+
+export async function getMicroserviceUuidByName(
+  application: string,
+  name: string,
+): Promise<string | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: keys.microserviceName(application, name),
+      ConsistentRead: true,
+    }),
+  );
+  return Item?.uuid as string | undefined;
+}
+
+export async function listMicroservices(): Promise<MicroserviceRow[]> {
+  const items = await queryIndex<Record<string, unknown>>(indexes.byKind, 'MS');
+  return items.map((item) => withoutKeys<MicroserviceRow>(item)!);
+}
+
+export async function listMicroservicesByAgent(agentUuid: string): Promise<MicroserviceRow[]> {
+  const items = await queryIndex<Record<string, unknown>>(indexes.bySite, `MSAGENT#${agentUuid}`);
+  return items
+    .map((item) => withoutKeys<MicroserviceRow>(item)!)
+    .filter((row) => row.agentUuid === agentUuid);
+}
+
+export async function putNewMicroservice(row: MicroserviceRow): Promise<void> {
+  const nameKey = keys.microserviceName(row.application, row.name);
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...nameKey, uuid: row.uuid },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) {
+      throw new ConflictError(
+        `Microservice with name ${row.name} already exists in application ${row.application}`,
+      );
+    }
+    throw error;
+  }
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.microservice(row.uuid), ...row, ...microserviceIndexes(row) },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+  } catch (error) {
+    await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: nameKey }));
+    if (isConditionalCheckFailed(error))
+      throw new ConflictError(`Microservice with uuid ${row.uuid} already exists`);
+    throw error;
+  }
+}
+
+/** Moves or edits a microservice written at `previous.version`; false when another writer won. */
+export async function replaceMicroservice(
+  next: MicroserviceRow,
+  previous: MicroserviceRow,
+): Promise<boolean> {
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...keys.microservice(next.uuid),
+          ...next,
+          version: previous.version + 1,
+          ...microserviceIndexes(next),
+        },
+        ConditionExpression: '#v = :v',
+        ExpressionAttributeNames: { '#v': 'version' },
+        ExpressionAttributeValues: { ':v': previous.version },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}
+
+export async function deleteMicroservice(row: MicroserviceRow): Promise<void> {
+  await documentClient().send(
+    new DeleteCommand({ TableName: tableName(), Key: keys.microservice(row.uuid) }),
+  );
+  await documentClient().send(
+    new DeleteCommand({ TableName: tableName(), Key: keys.microserviceName(row.application, row.name) }),
+  );
+}
+
+/** Marks the time of the last change on an application (kept for listing; no reconcile depends on it). */
+export async function touchApplication(name: string): Promise<void> {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.application(name),
+      UpdateExpression: 'SET updatedAt = :now',
+      ExpressionAttributeValues: { ':now': new Date().toISOString() },
+    }),
+  );
+}

@@ -1,0 +1,68 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { config } from '../config.js';
+
+let client: DynamoDBDocumentClient | undefined;
+
+/**
+ * One document client per process. The endpoint comes from the SDK's standard variables
+ * (AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL), so LocalStack and the embedded runtime need no code.
+ */
+export function documentClient(): DynamoDBDocumentClient {
+  client ??= DynamoDBDocumentClient.from(new DynamoDBClient({ region: config().region, maxAttempts: 5 }), {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+  return client;
+}
+
+export function tableName(): string {
+  return config().tableName;
+}
+
+export function isConditionalCheckFailed(error: unknown): boolean {
+  return (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+}
+
+/** Item keys. One table: a partition key and a sort key, plus four overloaded GSIs. */
+export const keys = {
+  service: (name: string) => ({ PK: `SVC#${name}`, SK: 'SVC' }),
+  serviceToken: (token: string, name: string) => ({ PK: `TOKEN#${token}`, SK: `SVC#${name}` }),
+  agent: (uuid: string) => ({ PK: `AGENT#${uuid}`, SK: 'AGENT' }),
+  agentName: (name: string) => ({ PK: `AGENTNAME#${name}`, SK: 'NAME' }),
+  agentToken: (token: string, uuid: string) => ({ PK: `AGTOKEN#${token}`, SK: `AGENT#${uuid}` }),
+  application: (name: string) => ({ PK: `APP#${name}`, SK: 'APP' }),
+  microservice: (uuid: string) => ({ PK: `MS#${uuid}`, SK: 'MS' }),
+  microserviceName: (application: string, name: string) => ({
+    PK: `MSNAME#${application}/${name}`,
+    SK: 'NAME',
+  }),
+  routerConfig: (routerKey: string) => ({ PK: `ROUTERCFG#${routerKey}`, SK: 'CFG' }),
+  defaultRouter: () => ({ PK: 'DEFAULTROUTER', SK: 'ROUTER' }),
+  routerRequests: (routerKey: string) => ({ PK: `ROUTERREQ#${routerKey}`, SK: 'REQ' }),
+  changes: (agentUuid: string) => ({ PK: `CHANGES#${agentUuid}`, SK: 'CHANGES' }),
+  portClaim: (port: number) => ({ PK: 'PORTS', SK: `PORT#${String(port).padStart(5, '0')}` }),
+  lock: (name: string) => ({ PK: `LOCK#${name}`, SK: 'LOCK' }),
+};
+
+/** Index names and what they serve. */
+export const indexes = {
+  /** GSI1: every item of one kind, sorted by name (service list, agent list, microservice list). */
+  byKind: 'GSI1',
+  /** GSI2: services by the hub router that owns their listener (`HUB#<defaultBridge>`). */
+  byHub: 'GSI2',
+  /** GSI3: services by the router that holds their connector; microservices by agent. */
+  bySite: 'GSI3',
+  /** GSI4: sparse; rows whose generation is ahead of what reconcile observed. */
+  pending: 'GSI4',
+} as const;
+
+/** A stored item without its key and index attributes. */
+export function withoutKeys<T>(item: Record<string, unknown> | undefined): T | undefined {
+  if (!item) return undefined;
+  const row: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(item)) {
+    if (key === 'PK' || key === 'SK' || /^GSI\dP?S?K$/.test(key)) continue;
+    row[key] = value;
+  }
+  return row as T;
+}

@@ -1,0 +1,35 @@
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from './client.js';
+
+/** Every item of a Query, following pagination. */
+export async function queryAll<T>(input: Omit<QueryCommandInput, 'TableName'>): Promise<T[]> {
+  const items: T[] = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await documentClient().send(
+      new QueryCommand({ TableName: tableName(), ...input, ExclusiveStartKey }),
+    );
+    items.push(...((page.Items ?? []) as T[]));
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return items;
+}
+
+export function queryIndex<T>(index: string, partition: string, consistent = false): Promise<T[]> {
+  const n = index.replace('GSI', '');
+  return queryAll<T>({
+    IndexName: index,
+    KeyConditionExpression: '#pk = :pk',
+    ExpressionAttributeNames: { '#pk': `GSI${n}PK` },
+    ExpressionAttributeValues: { ':pk': partition },
+    ...(consistent ? { ConsistentRead: true } : {}),
+  });
+}
+
+export function queryPartition<T>(pk: string): Promise<T[]> {
+  return queryAll<T>({
+    KeyConditionExpression: 'PK = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ConsistentRead: true,
+  });
+}

@@ -1,0 +1,174 @@
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { RouterConfig } from '../domain/router-config.js';
+import { documentClient, isConditionalCheckFailed, keys, tableName, withoutKeys } from './client.js';
+
+/** The router key of a standalone default router (registered by PUT /api/v3/router, no agent). */
+export const STANDALONE_DEFAULT_ROUTER = 'default-router';
+
+export interface DefaultRouterRow {
+  host: string;
+  messagingPort: number;
+  interRouterPort: number;
+  edgeRouterPort: number;
+  /** Set when the default router is an agent's router (the promoted system agent on remote). */
+  agentUuid: string | null;
+  updatedAt: string;
+}
+
+export interface RouterConfigRow {
+  routerKey: string;
+  config: RouterConfig;
+  /** Grows with every config write; each write is conditioned on it. */
+  version: number;
+  updatedAt: string;
+}
+
+export async function getDefaultRouter(): Promise<DefaultRouterRow | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.defaultRouter(), ConsistentRead: true }),
+  );
+  return withoutKeys<DefaultRouterRow>(Item);
+}
+
+export async function putDefaultRouter(row: DefaultRouterRow): Promise<void> {
+  await documentClient().send(
+    new PutCommand({ TableName: tableName(), Item: { ...keys.defaultRouter(), ...row } }),
+  );
+}
+
+/** Sets the default router only if none exists yet (first-agent promotion); true when this call set it. */
+export async function putDefaultRouterIfAbsent(row: DefaultRouterRow): Promise<boolean> {
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.defaultRouter(), ...row },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}
+
+/** The router key whose config is the hub document, or undefined while no default router exists. */
+export function hubRouterKey(defaultRouter: DefaultRouterRow | undefined): string | undefined {
+  if (!defaultRouter) return undefined;
+  return defaultRouter.agentUuid ?? STANDALONE_DEFAULT_ROUTER;
+}
+
+export async function getRouterConfig(routerKey: string): Promise<RouterConfigRow | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.routerConfig(routerKey), ConsistentRead: true }),
+  );
+  return withoutKeys<RouterConfigRow>(Item);
+}
+
+/**
+ * Writes a router config if nobody wrote it since `expectedVersion` was read (0 = not yet created).
+ * Returns false on a lost race; the caller recomputes from the store and tries again.
+ */
+export async function putRouterConfig(
+  routerKey: string,
+  config: RouterConfig,
+  expectedVersion: number,
+): Promise<boolean> {
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...keys.routerConfig(routerKey),
+          routerKey,
+          config,
+          version: expectedVersion + 1,
+          updatedAt: new Date().toISOString(),
+        },
+        ConditionExpression: expectedVersion === 0 ? 'attribute_not_exists(PK)' : '#v = :v',
+        ...(expectedVersion === 0
+          ? {}
+          : {
+              ExpressionAttributeNames: { '#v': 'version' },
+              ExpressionAttributeValues: { ':v': expectedVersion },
+            }),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Raises an agent's change flag `microserviceConfig` by advancing a monotonic counter; the agent
+ * acknowledges a counter value, so a change written while it was reading is never acknowledged away.
+ */
+export async function raiseMicroserviceConfigChange(agentUuid: string): Promise<void> {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.changes(agentUuid),
+      UpdateExpression: 'ADD microserviceConfigVersion :one SET agentUuid = :uuid, updatedAt = :now',
+      ExpressionAttributeValues: { ':one': 1, ':uuid': agentUuid, ':now': new Date().toISOString() },
+    }),
+  );
+}
+
+export interface ChangeFlagsRow {
+  agentUuid: string;
+  microserviceConfigVersion?: number;
+  microserviceConfigAcked?: number;
+  updatedAt?: string;
+}
+
+export async function getChangeFlags(agentUuid: string): Promise<ChangeFlagsRow | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.changes(agentUuid), ConsistentRead: true }),
+  );
+  return withoutKeys<ChangeFlagsRow>(Item);
+}
+
+export interface RouterRequestsRow {
+  requested?: number;
+  completed?: number;
+}
+
+export async function getRouterRequests(routerKey: string): Promise<RouterRequestsRow> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.routerRequests(routerKey), ConsistentRead: true }),
+  );
+  return {
+    requested: Item?.requested as number | undefined,
+    completed: Item?.completed as number | undefined,
+  };
+}
+
+/** Records that every request up to `seq` is covered by a finished computation. */
+export async function markRouterRequestsCompleted(routerKey: string, seq: number): Promise<void> {
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.routerRequests(routerKey),
+        UpdateExpression: 'SET completed = :seq',
+        ConditionExpression: 'attribute_not_exists(completed) OR completed < :seq',
+        ExpressionAttributeValues: { ':seq': seq },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+  }
+}
+
+export async function deleteRouterConfig(routerKey: string): Promise<void> {
+  await documentClient().send(
+    new DeleteCommand({ TableName: tableName(), Key: keys.routerConfig(routerKey) }),
+  );
+}
+
+export async function deleteDefaultRouter(): Promise<void> {
+  await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: keys.defaultRouter() }));
+}

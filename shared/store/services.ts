@@ -1,0 +1,227 @@
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ProvisioningStatus, ServiceSpec, ServiceView } from '../domain/service.js';
+import { ConflictError } from '../errors.js';
+import { documentClient, indexes, isConditionalCheckFailed, keys, tableName } from './client.js';
+import { queryIndex } from './query.js';
+
+/**
+ * A service row. Besides the spec and the public status it carries reconcile bookkeeping:
+ * `generation` grows with every user change, `observedGeneration` is what reconcile last converged,
+ * `appliedRouters` are the routers whose config was written from this row (so a change or delete can
+ * clean up where it used to be), and `deleted` marks a row whose cleanup is still running.
+ */
+export interface ServiceRow extends ServiceSpec {
+  bridgePort: number | null;
+  serviceEndpoint: string | null;
+  provisioningStatus: ProvisioningStatus;
+  provisioningError: string | null;
+  generation: number;
+  observedGeneration: number;
+  /** The generation at which this name was (re)created; names the row's bridge-port claim. */
+  incarnation: number;
+  /** Router key whose config holds the connector: an agent uuid or `default-router`. */
+  siteKey: string | null;
+  appliedRouters: string[];
+  appliedTokens: string[];
+  deleted: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function toServiceView(row: ServiceRow): ServiceView {
+  return {
+    name: row.name,
+    type: row.type,
+    resource: row.resource,
+    targetPort: row.targetPort,
+    servicePort: row.servicePort ?? null,
+    k8sType: row.k8sType ?? null,
+    defaultBridge: row.defaultBridge,
+    bridgePort: row.bridgePort,
+    serviceEndpoint: row.serviceEndpoint,
+    tags: row.tags,
+    provisioningStatus: row.provisioningStatus,
+    provisioningError: row.provisioningError,
+  };
+}
+
+/** Index attributes derived from the row; a deleted row leaves every index but `pending`. */
+function indexAttributes(row: ServiceRow) {
+  const live = !row.deleted;
+  return {
+    GSI1PK: live ? 'SVC' : undefined,
+    GSI1SK: live ? row.name : undefined,
+    GSI2PK: live ? `HUB#${row.defaultBridge}` : undefined,
+    GSI2SK: live ? row.name : undefined,
+    GSI3PK: live && row.siteKey ? `SITE#${row.siteKey}` : undefined,
+    GSI3SK: live && row.siteKey ? `SVC#${row.name}` : undefined,
+    GSI4PK: row.generation > row.observedGeneration ? 'PENDING' : undefined,
+    GSI4SK: row.generation > row.observedGeneration ? `SVC#${row.name}` : undefined,
+  };
+}
+
+function strip(item: Record<string, unknown> | undefined): ServiceRow | undefined {
+  if (!item) return undefined;
+  const { PK, SK, GSI1PK, GSI1SK, GSI2PK, GSI2SK, GSI3PK, GSI3SK, GSI4PK, GSI4SK, ...row } = item;
+  return row as unknown as ServiceRow;
+}
+
+export async function getServiceRow(name: string): Promise<ServiceRow | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.service(name), ConsistentRead: true }),
+  );
+  return strip(Item);
+}
+
+/** Live (not deleted) services, sorted by name. */
+export async function listServiceRows(): Promise<ServiceRow[]> {
+  const items = await queryIndex<Record<string, unknown>>(indexes.byKind, 'SVC');
+  return items.map((item) => strip(item)!).filter((row) => !row.deleted);
+}
+
+export async function listServicesByHub(bridge: string): Promise<ServiceRow[]> {
+  const items = await queryIndex<Record<string, unknown>>(indexes.byHub, `HUB#${bridge}`);
+  return items.map((item) => strip(item)!).filter((row) => !row.deleted);
+}
+
+export async function listServicesBySite(siteKey: string): Promise<ServiceRow[]> {
+  const items = await queryIndex<Record<string, unknown>>(indexes.bySite, `SITE#${siteKey}`);
+  return items.map((item) => strip(item)!).filter((row) => !row.deleted && row.siteKey === siteKey);
+}
+
+/**
+ * Writes a new row. A name held by a live row is a conflict; a row still being deleted is replaced,
+ * and the routers it was applied to are carried over so the new row's reconcile cleans them.
+ */
+export async function putNewServiceRow(row: ServiceRow): Promise<ServiceRow> {
+  const existing = await getServiceRow(row.name);
+  if (existing && !existing.deleted) throw new ConflictError(`Service with name ${row.name} already exists`);
+  const next: ServiceRow = existing
+    ? {
+        ...row,
+        generation: existing.generation + 1,
+        incarnation: existing.generation + 1,
+        observedGeneration: existing.observedGeneration,
+        appliedRouters: existing.appliedRouters,
+        appliedTokens: existing.appliedTokens,
+      }
+    : row;
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.service(row.name), ...next, ...indexAttributes(next) },
+        ConditionExpression: existing ? '#g = :g AND deleted = :true' : 'attribute_not_exists(PK)',
+        ...(existing
+          ? {
+              ExpressionAttributeNames: { '#g': 'generation' },
+              ExpressionAttributeValues: { ':g': existing.generation, ':true': true },
+            }
+          : {}),
+      }),
+    );
+  } catch (error) {
+    if (isConditionalCheckFailed(error))
+      throw new ConflictError(`Service with name ${row.name} already exists`);
+    throw error;
+  }
+  return next;
+}
+
+/**
+ * Replaces a row written at `expectedGeneration`; false when someone else wrote it first (the caller
+ * re-reads and decides again).
+ */
+export async function replaceServiceRow(next: ServiceRow, expectedGeneration: number): Promise<boolean> {
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.service(next.name), ...next, ...indexAttributes(next) },
+        ConditionExpression: '#g = :g',
+        ExpressionAttributeNames: { '#g': 'generation' },
+        ExpressionAttributeValues: { ':g': expectedGeneration },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}
+
+/** Removes a deleted row once its cleanup converged, unless it was recreated meanwhile. */
+export async function removeServiceTombstone(name: string, generation: number): Promise<boolean> {
+  try {
+    await documentClient().send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: keys.service(name),
+        ConditionExpression: '#g = :g AND deleted = :true',
+        ExpressionAttributeNames: { '#g': 'generation' },
+        ExpressionAttributeValues: { ':g': generation, ':true': true },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}
+
+/** Rows whose generation is ahead of reconcile (the sweeper's work list). */
+export async function listPendingServiceNames(): Promise<
+  { name: string; generation: number; updatedAt: string }[]
+> {
+  const items = await queryIndex<Record<string, unknown>>(indexes.pending, 'PENDING');
+  return items
+    .filter((item) => String(item.GSI4SK).startsWith('SVC#'))
+    .map((item) => ({
+      name: String(item.name),
+      generation: Number(item.generation),
+      updatedAt: String(item.updatedAt),
+    }));
+}
+
+export async function setServiceTokens(name: string, add: string[], remove: string[]): Promise<void> {
+  const client = documentClient();
+  await Promise.all([
+    ...add.map((token) =>
+      client.send(
+        new PutCommand({ TableName: tableName(), Item: { ...keys.serviceToken(token, name), name, token } }),
+      ),
+    ),
+    ...remove.map((token) =>
+      client.send(new DeleteCommand({ TableName: tableName(), Key: keys.serviceToken(token, name) })),
+    ),
+  ]);
+}
+
+/** Updates only the status fields, when the row is still at `generation`. */
+export async function recordServiceStatus(
+  name: string,
+  generation: number,
+  status: { provisioningStatus: ProvisioningStatus; provisioningError: string | null },
+): Promise<boolean> {
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.service(name),
+        UpdateExpression: 'SET provisioningStatus = :s, provisioningError = :e, updatedAt = :now',
+        ConditionExpression: '#g = :g',
+        ExpressionAttributeNames: { '#g': 'generation' },
+        ExpressionAttributeValues: {
+          ':s': status.provisioningStatus,
+          ':e': status.provisioningError,
+          ':g': generation,
+          ':now': new Date().toISOString(),
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}
