@@ -52,6 +52,8 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
 
   // Token index first, so fog reconciles triggered below find the service by its tokens.
   const tokens = row.deleted ? [] : serviceDistributionTokens(row.tags);
+  // Agents that old ∪ new tags select (the tombstone keeps its tags), plus wherever it was applied.
+  const everSelected = [...new Set([...serviceDistributionTokens(row.tags), ...row.appliedTokens])];
   await setServiceTokens(
     row.name,
     tokens.filter((token) => !row.appliedTokens.includes(token)),
@@ -72,7 +74,11 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   // then every router the service touches now or touched before is asked to converge.
   const siteMoved = !!previousSite && previousSite !== row.siteKey && previousSite !== hubKey;
   if (siteMoved) await reconcileRouter(previousSite);
-  const fanOut = new Set([...desiredRouters, ...row.appliedRouters]);
+  const fanOut = new Set([
+    ...desiredRouters,
+    ...row.appliedRouters,
+    ...(await routersFor(row, everSelected)),
+  ]);
   if (hubKey) fanOut.delete(hubKey);
   if (siteMoved) fanOut.delete(previousSite);
   await enqueueRouterReconciles(fanOut, row.name);

@@ -1,0 +1,34 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../infra/local/runtime.js';
+import { ApiClient } from './client.js';
+
+export interface TestRuntime {
+  runtime: LocalRuntime;
+  api: ApiClient;
+  dataDir: string;
+  stop: () => Promise<void>;
+}
+
+/** The real local runtime on a free port with a throwaway data folder. */
+export async function startTestRuntime(options: LocalRuntimeOptions = {}): Promise<TestRuntime> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'fogbridge-test-'));
+  const runtime = await startLocalRuntime({
+    host: '127.0.0.1',
+    port: 0,
+    dataDir,
+    visibilityTimeoutSeconds: 2,
+    sweepIntervalMs: 5_000,
+    ...options,
+  });
+  return {
+    runtime,
+    api: new ApiClient(runtime.url),
+    dataDir,
+    stop: async () => {
+      await runtime.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
