@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ApiClient } from '../support/client.js';
+import { type RuntimeProcess, spawnRuntime, waitForExit } from '../support/process.js';
+
+type Service = { name: string; bridgePort: number; provisioningStatus: string };
+type RouterConfig = { bridges?: { tcpListeners?: Record<string, { port: string }> } };
+
+const dataDir = mkdtempSync(join(tmpdir(), 'fogbridge-crash-'));
+const running: RuntimeProcess[] = [];
+
+afterAll(async () => {
+  for (const runtime of running) {
+    runtime.child.kill('SIGKILL');
+    await waitForExit(runtime.child);
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('a runtime killed during a burst of creates', () => {
+  it('converges every service after a restart; none stays pending', async () => {
+    // Prepare
+    const first = await spawnRuntime(dataDir);
+    running.push(first);
+    const api = new ApiClient(first.url);
+    expect((await api.post('/api/v3/iofog', { name: 'hub', host: 'hub.example.com' })).status).toBe(201);
+    const names = Array.from({ length: 120 }, (_, i) => `burst-${i}`);
+    let sent = 0;
+    const acknowledged: string[] = [];
+
+    // Act: 12 clients create services; the process is killed with SIGKILL part-way through
+    const burst = Promise.all(
+      Array.from({ length: 12 }, async (_, client) => {
+        for (let i = client; i < names.length; i += 12) {
+          sent++;
+          try {
+            const response = await api.post('/api/v3/services', {
+              name: names[i],
+              type: 'external',
+              resource: `${names[i]}.example.com`,
+              targetPort: 80,
+            });
+            if (response.status === 201) acknowledged.push(names[i]!);
+          } catch {
+            return; // the connection died with the process
+          }
+        }
+      }),
+    );
+    while (sent < 40) await new Promise((resolve) => setTimeout(resolve, 5));
+    first.child.kill('SIGKILL');
+    await waitForExit(first.child);
+    await burst;
+    const second = await spawnRuntime(dataDir);
+    running.push(second);
+    const restarted = new ApiClient(second.url);
+
+    // Assess
+    await expect
+      .poll(
+        async () =>
+          (await restarted.get<Service[]>('/api/v3/services')).body.filter(
+            (s) => s.provisioningStatus !== 'ready',
+          ).length,
+        { timeout: 120_000, interval: 250 },
+      )
+      .toBe(0);
+    const services = (await restarted.get<Service[]>('/api/v3/services')).body;
+    // Every create the client saw acknowledged survived; interrupted ones converged or never existed.
+    expect(acknowledged.length).toBeGreaterThan(0);
+    expect(services.map((service) => service.name)).toEqual(expect.arrayContaining(acknowledged));
+    expect(new Set(services.map((service) => service.bridgePort)).size).toBe(services.length);
+    const hub = (await restarted.get<RouterConfig>('/api/v3/router/hub-config')).body;
+    expect(Object.keys(hub.bridges?.tcpListeners ?? {}).sort()).toEqual(
+      services.map((s) => `${s.name}-listener`).sort(),
+    );
+    for (const service of services) {
+      expect(hub.bridges?.tcpListeners?.[`${service.name}-listener`]?.port).toBe(String(service.bridgePort));
+    }
+  });
+});
