@@ -1,0 +1,696 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { checkoutYaml } from '../fixtures/seed-000.js';
+import type { ApiClient, ApiResponse } from '../support/client.js';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
+
+/**
+ * Bad input through real HTTP against the local runtime: every case gets a documented 4xx whose body is
+ * exactly `{name, message}`, the message names the field and the offending value, and nothing is written.
+ */
+
+type BadRequest =
+  | { method: string; path: string; json: unknown }
+  | { method: string; path: string; yaml: string; field?: string }
+  | { method: string; path: string; raw: string; contentType: string };
+
+interface BadInputCase {
+  title: string;
+  request: BadRequest;
+  expectedStatus: number;
+  expectedBody: { name: string; message: string | RegExp };
+}
+
+const poll = { timeout: 60_000, interval: 100 };
+let t: TestRuntime;
+let api: ApiClient;
+
+const SERVICES = '/api/v3/services';
+const SERVICES_YAML = '/api/v3/services/yaml';
+const RESERVED = 'controller, router, router-internal, docker, podman, kubernetes, nats, nats-headless, nats-server';
+const DNS_LABEL_RULE = 'must be a DNS label \\(\\^\\[a-z0-9\\]\\(\\[a-z0-9-\\]\\*\\[a-z0-9\\]\\)\\?\\$, at most 63 characters\\)';
+
+/** A valid JSON create body; each case breaks one thing. */
+const validJson = (overrides: Record<string, unknown> = {}) => ({
+  name: 'orders-api',
+  type: 'microservice',
+  resource: 'orders/checkout',
+  targetPort: 8080,
+  ...overrides,
+});
+
+/** A valid `kind: Service` document; `undefined` drops a key. */
+const serviceYaml = (
+  spec: Record<string, unknown> = {},
+  metadata: Record<string, unknown> = {},
+  top: Record<string, unknown> = {},
+) =>
+  stringify({
+    apiVersion: 'iofog.org/v3',
+    kind: 'Service',
+    metadata: { name: 'orders-api', tags: ['orders-api'], ...metadata },
+    spec: {
+      type: 'microservice',
+      resource: 'orders/checkout',
+      targetPort: 8080,
+      defaultBridge: 'default-router',
+      ...spec,
+    },
+    ...top,
+  });
+
+/** The checkout service as stored, written as a whole YAML document (for YAML PATCH cases). */
+const checkoutPatchYaml = (spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) =>
+  serviceYaml(spec, { name: 'checkout', tags: ['checkout'], ...metadata });
+
+const malformedYaml = `apiVersion: iofog.org/v3
+kind: Service
+metadata:
+  name: [orders-api
+spec:
+  type: microservice
+  targetPort: 8080
+`;
+
+const duplicateKeyYaml = `apiVersion: iofog.org/v3
+kind: Service
+metadata:
+  name: orders-api
+spec:
+  type: microservice
+  resource: orders/checkout
+  targetPort: 8080
+  targetPort: 9090
+`;
+
+const multiDocumentYaml = `${serviceYaml()}---\n${serviceYaml({}, { name: 'orders-api-2' })}`;
+
+/** Nine levels of ten aliases each: 10^9 strings if expanded. */
+const billionLaughsYaml = (() => {
+  const levels = 'abcdefghi'.split('');
+  const lines = ['apiVersion: iofog.org/v3', 'kind: Service', `lol0: &lol0 "lol"`];
+  levels.forEach((_, index) => {
+    const refs = Array.from({ length: 10 }, () => `*lol${index}`).join(', ');
+    lines.push(`lol${index + 1}: &lol${index + 1} [${refs}]`);
+  });
+  lines.push(
+    'metadata:',
+    '  name: lol',
+    '  tags: *lol9',
+    'spec:',
+    '  type: external',
+    '  resource: lol.example.com',
+    '  targetPort: 8080',
+  );
+  return `${lines.join('\n')}\n`;
+})();
+
+/** A valid document followed by padding: larger than the 64 KiB YAML limit. */
+const oversizedYaml = `${serviceYaml({}, { name: 'oversized' })}# ${'x'.repeat(70 * 1024)}\n`;
+
+const cases: BadInputCase[] = [
+  // --- YAML documents: structure -------------------------------------------------------------------
+  {
+    title: 'malformed YAML (unclosed flow sequence)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: malformedYaml },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: /^Error parsing YAML: .*(line|flow|\]).*/ },
+  },
+  {
+    title: 'YAML with a duplicated key (spec.targetPort twice)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: duplicateKeyYaml },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: /^Error parsing YAML: Map keys must be unique/ },
+  },
+  {
+    title: 'YAML without metadata',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({}, {}, { metadata: undefined }) },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: 'Invalid YAML format: missing metadata or spec' },
+  },
+  {
+    title: 'YAML without spec',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({}, {}, { spec: undefined }) },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: 'Invalid YAML format: missing metadata or spec' },
+  },
+  {
+    title: 'YAML without kind',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({}, {}, { kind: undefined }) },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: 'Invalid YAML format: missing kind field' },
+  },
+  {
+    title: 'YAML with the wrong kind (Deployment)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({}, {}, { kind: 'Deployment' }) },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: /^Invalid kind "?Deployment"?$/ },
+  },
+  {
+    title: 'multi-document YAML',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: multiDocumentYaml },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: 'Error parsing YAML: expected one document, found several',
+    },
+  },
+  {
+    title: 'alias/anchor bomb (billion laughs)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: billionLaughsYaml },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: /^Error parsing YAML: Excessive alias count/ },
+  },
+  {
+    title: 'YAML with tags under spec instead of metadata',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({ tags: ['orders-api'] }) },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: "Unknown field 'spec.tags'" },
+  },
+  {
+    title: 'YAML without spec.targetPort',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({ targetPort: undefined }) },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: "Required field 'spec.targetPort' is missing" },
+  },
+  {
+    title: 'YAML with spec.bridgePort',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({ bridgePort: 10100 }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Field 'spec.bridgePort' is assigned by the controller and cannot be set",
+    },
+  },
+
+  // --- names ---------------------------------------------------------------------------------------
+  {
+    title: 'reserved name router (YAML)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({}, { name: 'router' }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'metadata.name' is a reserved name (${RESERVED}), got "router"`,
+    },
+  },
+  {
+    title: 'reserved name nats (JSON)',
+    request: { method: 'POST', path: SERVICES, json: validJson({ name: 'nats' }) },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: `Field 'name' is a reserved name (${RESERVED}), got "nats"` },
+  },
+  {
+    title: 'invalid name Bad_Name (YAML)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({}, { name: 'Bad_Name' }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: new RegExp(`^Field 'metadata\\.name' ${DNS_LABEL_RULE}, got "Bad_Name"$`),
+    },
+  },
+  {
+    title: 'invalid name of 64 characters (JSON)',
+    request: { method: 'POST', path: SERVICES, json: validJson({ name: 'a'.repeat(64) }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: new RegExp(`^Field 'name' ${DNS_LABEL_RULE}, got "a{64}"$`),
+    },
+  },
+  {
+    title: 'invalid name with a leading dash (JSON)',
+    request: { method: 'POST', path: SERVICES, json: validJson({ name: '-orders' }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: new RegExp(`^Field 'name' ${DNS_LABEL_RULE}, got "-orders"$`),
+    },
+  },
+
+  // --- ports and enums -----------------------------------------------------------------------------
+  {
+    title: 'targetPort 0 (YAML)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({ targetPort: 0 }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Field 'spec.targetPort' must be an integer between 1 and 65535, got 0",
+    },
+  },
+  {
+    title: 'targetPort 70000 (JSON)',
+    request: { method: 'POST', path: SERVICES, json: validJson({ targetPort: 70000 }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Field 'targetPort' must be an integer between 1 and 65535, got 70000",
+    },
+  },
+  {
+    title: 'servicePort 70000 (YAML)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({ servicePort: 70000 }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Field 'spec.servicePort' must be an integer between 1 and 65535, got 70000",
+    },
+  },
+  {
+    title: 'unknown type udp (JSON)',
+    request: { method: 'POST', path: SERVICES, json: validJson({ type: 'udp' }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'type' is not one of enum values: microservice,agent,k8s,external (got "udp")`,
+    },
+  },
+  {
+    title: 'unknown k8sType (YAML)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({ k8sType: 'ExternalName' }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'spec.k8sType' is not one of enum values: LoadBalancer,ClusterIP,NodePort (got "ExternalName")`,
+    },
+  },
+
+  // --- resources that do not resolve -----------------------------------------------------------------
+  {
+    title: 'unknown application nope/checkout (YAML)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({ resource: 'nope/checkout' }) },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: `Field 'spec.resource': application "nope" not found` },
+  },
+  {
+    title: 'unknown microservice orders/nope (JSON)',
+    request: { method: 'POST', path: SERVICES, json: validJson({ resource: 'orders/nope' }) },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: `Field 'resource': microservice "orders/nope" not found` },
+  },
+  {
+    title: 'unknown agent ghost (type agent, JSON)',
+    request: {
+      method: 'POST',
+      path: SERVICES,
+      json: validJson({ type: 'agent', resource: 'ghost', targetPort: 22 }),
+    },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: `Field 'resource': agent "ghost" not found` },
+  },
+  {
+    title: 'agent with router mode none as backend (JSON)',
+    request: {
+      method: 'POST',
+      path: SERVICES,
+      json: validJson({ type: 'agent', resource: 'dumb', targetPort: 22 }),
+    },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'resource': agent "dumb" has router mode none; a TCP bridge service requires a router on the agent`,
+    },
+  },
+  {
+    title: 'microservice on an agent with router mode none (YAML)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({ resource: 'orders/legacy' }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: /^Field 'spec\.resource': microservice "orders\/legacy" .*"dumb".* router mode none/,
+    },
+  },
+  {
+    title: 'type k8s on a remote control plane (YAML)',
+    request: {
+      method: 'POST',
+      path: SERVICES_YAML,
+      yaml: serviceYaml({ type: 'k8s', resource: 'payments.payments.svc.cluster.local' }),
+    },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'spec.type' is "k8s", which is allowed only when the control plane is Kubernetes (CONTROL_PLANE=kubernetes)`,
+    },
+  },
+  {
+    title: 'external with defaultBridge other than default-router (JSON)',
+    request: {
+      method: 'POST',
+      path: SERVICES,
+      json: validJson({ type: 'external', resource: '203.0.113.10', targetPort: 443, defaultBridge: 'fog-a' }),
+    },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'defaultBridge' must be default-router for type external, got "fog-a"`,
+    },
+  },
+  {
+    title: 'external with a resource that is not a host (JSON)',
+    request: {
+      method: 'POST',
+      path: SERVICES,
+      json: validJson({ type: 'external', resource: 'not a host!', targetPort: 443 }),
+    },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'resource' must be a DNS name or an IP address, got "not a host!"`,
+    },
+  },
+  {
+    title: 'microservice with defaultBridge that is not an upstream of its agent (JSON)',
+    request: { method: 'POST', path: SERVICES, json: validJson({ defaultBridge: 'ghost-router' }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'defaultBridge': "ghost-router" is not an upstream router of agent "fog-a" (upstreams: default-router)`,
+    },
+  },
+
+  // --- duplicates ----------------------------------------------------------------------------------
+  {
+    title: 'duplicate name (JSON)',
+    request: { method: 'POST', path: SERVICES, json: validJson({ name: 'checkout' }) },
+    expectedStatus: 409,
+    expectedBody: { name: 'ConflictError', message: 'Service with name checkout already exists' },
+  },
+  {
+    title: 'duplicate name (YAML, the seed document again)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: checkoutYaml },
+    expectedStatus: 409,
+    expectedBody: { name: 'ConflictError', message: 'Service with name checkout already exists' },
+  },
+
+  // --- JSON bodies ---------------------------------------------------------------------------------
+  {
+    title: 'unknown JSON field foo',
+    request: { method: 'POST', path: SERVICES, json: validJson({ foo: 1 }) },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: "Unknown field 'foo'" },
+  },
+  {
+    title: 'bridgePort in the JSON body',
+    request: { method: 'POST', path: SERVICES, json: validJson({ bridgePort: 10100 }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Field 'bridgePort' is assigned by the controller and cannot be set",
+    },
+  },
+  {
+    title: 'invalid JSON body',
+    request: { method: 'POST', path: SERVICES, raw: '{"name": "orders-api",', contentType: 'application/json' },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: /^Request body is not valid JSON: .+/ },
+  },
+  {
+    title: 'JSON body that is an array',
+    request: { method: 'POST', path: SERVICES, json: [validJson()] },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: 'Request body must be a JSON object' },
+  },
+  {
+    title: 'JSON route sent as text/plain',
+    request: { method: 'POST', path: SERVICES, raw: JSON.stringify(validJson()), contentType: 'text/plain' },
+    expectedStatus: 415,
+    expectedBody: {
+      name: 'UnsupportedMediaTypeError',
+      message: 'Content-Type "text/plain" is not supported here; send application/json',
+    },
+  },
+
+  // --- multipart uploads ---------------------------------------------------------------------------
+  {
+    title: 'YAML route sent as application/json',
+    request: { method: 'POST', path: SERVICES_YAML, json: { service: serviceYaml() } },
+    expectedStatus: 415,
+    expectedBody: {
+      name: 'UnsupportedMediaTypeError',
+      message:
+        "Content-Type \"application/json\" is not supported here; send multipart/form-data with the YAML in field 'service'",
+    },
+  },
+  {
+    title: 'multipart without the field service (YAML sent as field file)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml(), field: 'file' },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: "Multipart field 'service' is required" },
+  },
+  {
+    title: 'multipart/form-data without a boundary',
+    request: { method: 'POST', path: SERVICES_YAML, raw: serviceYaml(), contentType: 'multipart/form-data' },
+    expectedStatus: 415,
+    expectedBody: { name: 'UnsupportedMediaTypeError', message: /Content-Type "multipart\/form-data"/ },
+  },
+  {
+    title: 'YAML file larger than 64 KiB (valid service first, padding after)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: oversizedYaml },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: /^Error parsing YAML: document is larger than 65536 bytes/,
+    },
+  },
+
+  // --- updates of the existing service checkout ------------------------------------------------------
+  {
+    title: 'YAML PATCH whose metadata.name differs from the path name',
+    request: { method: 'PATCH', path: `${SERVICES_YAML}/checkout`, yaml: serviceYaml() },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Service name in YAML (orders-api) doesn't match endpoint path (checkout)",
+    },
+  },
+  {
+    title: 'YAML PATCH changing the immutable type',
+    request: {
+      method: 'PATCH',
+      path: `${SERVICES_YAML}/checkout`,
+      yaml: checkoutPatchYaml({ type: 'agent', resource: 'fog-a' }),
+    },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'spec.type' cannot be changed (stored "microservice", got "agent"); delete and recreate the service`,
+    },
+  },
+  {
+    title: 'YAML PATCH changing the immutable defaultBridge',
+    request: {
+      method: 'PATCH',
+      path: `${SERVICES_YAML}/checkout`,
+      yaml: checkoutPatchYaml({ defaultBridge: 'ghost-router' }),
+    },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'spec.defaultBridge' cannot be changed (stored "default-router", got "ghost-router"); delete and recreate the service`,
+    },
+  },
+  {
+    title: 'JSON PATCH changing the immutable type',
+    request: { method: 'PATCH', path: `${SERVICES}/checkout`, json: { type: 'external' } },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'type' cannot be changed (stored "microservice", got "external"); delete and recreate the service`,
+    },
+  },
+  {
+    title: 'JSON PATCH changing the immutable defaultBridge',
+    request: { method: 'PATCH', path: `${SERVICES}/checkout`, json: { defaultBridge: 'ghost-router' } },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'defaultBridge' cannot be changed (stored "default-router", got "ghost-router"); delete and recreate the service`,
+    },
+  },
+  {
+    title: 'JSON PATCH with a different name',
+    request: { method: 'PATCH', path: `${SERVICES}/checkout`, json: { name: 'orders-api' } },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'name' ("orders-api") does not match the service in the path ("checkout"); a service cannot be renamed`,
+    },
+  },
+  {
+    title: 'JSON PATCH with targetPort 0',
+    request: { method: 'PATCH', path: `${SERVICES}/checkout`, json: { targetPort: 0 } },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Field 'targetPort' must be an integer between 1 and 65535, got 0",
+    },
+  },
+  {
+    title: 'JSON PATCH pointing at an unknown microservice',
+    request: { method: 'PATCH', path: `${SERVICES}/checkout`, json: { resource: 'orders/nope' } },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: `Field 'resource': microservice "orders/nope" not found` },
+  },
+  {
+    title: 'JSON PATCH with bridgePort',
+    request: { method: 'PATCH', path: `${SERVICES}/checkout`, json: { bridgePort: 10100 } },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Field 'bridgePort' is assigned by the controller and cannot be set",
+    },
+  },
+  {
+    title: 'JSON PATCH with tags as a string',
+    request: { method: 'PATCH', path: `${SERVICES}/checkout`, json: { tags: 'checkout' } },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: `Field 'tags' must be an array, got "checkout"` },
+  },
+
+  // --- missing services ----------------------------------------------------------------------------
+  {
+    title: 'GET of a missing service',
+    request: { method: 'GET', path: `${SERVICES}/ghost`, json: undefined },
+    expectedStatus: 404,
+    expectedBody: { name: 'NotFoundError', message: 'Service with name ghost not found' },
+  },
+  {
+    title: 'JSON PATCH of a missing service',
+    request: { method: 'PATCH', path: `${SERVICES}/ghost`, json: { targetPort: 9090 } },
+    expectedStatus: 404,
+    expectedBody: { name: 'NotFoundError', message: 'Service with name ghost not found' },
+  },
+  {
+    title: 'YAML PATCH of a missing service',
+    request: { method: 'PATCH', path: `${SERVICES_YAML}/ghost`, yaml: serviceYaml({}, { name: 'ghost' }) },
+    expectedStatus: 404,
+    expectedBody: { name: 'NotFoundError', message: 'Service with name ghost not found' },
+  },
+  {
+    title: 'DELETE of a missing service',
+    request: { method: 'DELETE', path: `${SERVICES}/ghost`, json: undefined },
+    expectedStatus: 404,
+    expectedBody: { name: 'NotFoundError', message: 'Service with name ghost not found' },
+  },
+  {
+    title: 'reconcile of a missing service',
+    request: { method: 'POST', path: `${SERVICES}/ghost/reconcile`, json: undefined },
+    expectedStatus: 404,
+    expectedBody: { name: 'NotFoundError', message: 'Service with name ghost not found' },
+  },
+
+  // --- agents --------------------------------------------------------------------------------------
+  {
+    title: 'agent create with upstreamRouters naming an unknown agent',
+    request: {
+      method: 'POST',
+      path: '/api/v3/iofog',
+      json: { name: 'fog-z', host: '10.0.0.9', upstreamRouters: ['ghost'] },
+    },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: `Field 'upstreamRouters': agent "ghost" not found` },
+  },
+  {
+    title: 'agent create with an edge agent as upstream router',
+    request: {
+      method: 'POST',
+      path: '/api/v3/iofog',
+      json: { name: 'fog-z', host: '10.0.0.9', upstreamRouters: ['fog-a'] },
+    },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'upstreamRouters': agent "fog-a" has router mode edge; an upstream router must be interior`,
+    },
+  },
+];
+
+function send(request: BadRequest): Promise<ApiResponse<unknown>> {
+  if ('yaml' in request) return api.postYaml(request.path, request.yaml, request.method, request.field);
+  if ('raw' in request) {
+    return api.request(request.method, request.path, {
+      body: request.raw,
+      headers: { 'content-type': request.contentType },
+    });
+  }
+  return api.request(request.method, request.path, request.json === undefined ? {} : { json: request.json });
+}
+
+/** Everything a rejected request must leave untouched. */
+async function snapshot() {
+  const [services, hub, agents] = await Promise.all([
+    api.get(SERVICES),
+    api.get('/api/v3/router/hub-config'),
+    api.get('/api/v3/iofog-list'),
+  ]);
+  expect([services.status, hub.status, agents.status]).toEqual([200, 200, 200]);
+  return { services: services.body, hubConfig: hub.body, agents: agents.body };
+}
+
+async function createAgent(body: Record<string, unknown>): Promise<string> {
+  const response = await api.post<{ uuid: string }>('/api/v3/iofog', body);
+  expect(response.status).toBe(201);
+  return response.body.uuid;
+}
+
+beforeAll(async () => {
+  t = await startTestRuntime();
+  api = t.api;
+  // The first agent of an empty remote control plane becomes the system agent and default router.
+  await createAgent({ name: 'hub', host: 'hub.example.com' });
+  await createAgent({ name: 'fog-a', host: '10.0.0.5', tags: ['service.iofog.org/tag: checkout'] });
+  await createAgent({ name: 'dumb', routerMode: 'none' });
+  expect((await api.post('/api/v3/application', { name: 'orders' })).status).toBe(201);
+  const checkoutMicroservice = await api.post('/api/v3/microservices', {
+    name: 'checkout',
+    application: 'orders',
+    agentName: 'fog-a',
+  });
+  expect(checkoutMicroservice.status).toBe(201);
+  const legacyMicroservice = await api.post('/api/v3/microservices', {
+    name: 'legacy',
+    application: 'orders',
+    agentName: 'dumb',
+  });
+  expect(legacyMicroservice.status).toBe(201);
+  expect((await api.postYaml(SERVICES_YAML, checkoutYaml)).status).toBe(201);
+});
+
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('bad input is rejected with a documented 4xx, a precise message, and no writes', () => {
+  it('starts from a ready checkout service and a table of at least 30 cases', async () => {
+    // Act / Assess: expect.poll runs only inside a test, so the fixture's readiness is awaited here
+    await expect
+      .poll(async () => (await api.get<{ provisioningStatus: string }>(`${SERVICES}/checkout`)).body, poll)
+      .toMatchObject({ provisioningStatus: 'ready' });
+    await expect
+      .poll(async () => (await api.get<{ bridges?: { tcpListeners?: object } }>('/api/v3/router/hub-config')).body, poll)
+      .toMatchObject({ bridges: { tcpListeners: { 'checkout-listener': expect.anything() } } });
+    expect(cases.length).toBeGreaterThanOrEqual(30);
+  });
+
+  it.each(cases)('$title', async ({ request, expectedStatus, expectedBody }) => {
+    // Prepare
+    const before = await snapshot();
+
+    // Act
+    const response = await send(request);
+
+    // Assess
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: expectedStatus,
+      body: {
+        name: expectedBody.name,
+        message:
+          typeof expectedBody.message === 'string'
+            ? expectedBody.message
+            : expect.stringMatching(expectedBody.message),
+      },
+    });
+    expect(response.text).not.toMatch(/stack/i);
+    expect(await snapshot()).toEqual(before);
+  });
+});
