@@ -34,6 +34,13 @@ const schema = z.object({
   HUB_LOCK_LEASE_MS: positiveInt.default(20_000),
   PENDING_GRACE_MS: positiveInt.default(60_000),
   MAX_RECEIVE_COUNT: positiveInt.default(5),
+  AUTH_ISSUER: z.string().min(1).optional(),
+  AUTH_AUDIENCE: z.string().min(1).optional(),
+  AUTH_JWKS_URL: z.url().optional(),
+  AUTH_PUBLIC_KEY: z.string().min(1).optional(),
+  AUTH_ROLES_CLAIM: z.string().min(1).default('roles'),
+  AGENT_TOKEN_MAX_LIFETIME_SECONDS: positiveInt.default(600),
+  PROVISIONING_KEY_TTL_SECONDS: positiveInt.default(600),
   LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
 });
 
@@ -54,6 +61,18 @@ export type Config = {
   /** Receives before SQS moves a message to its DLQ; must match the queues' redrive policy. */
   maxReceiveCount: number;
   logLevel: string;
+  auth: {
+    issuer: string | undefined;
+    audience: string | undefined;
+    /** JWKS endpoint of the identity provider (Cognito, Auth0, Keycloak, ...). */
+    jwksUrl: string | undefined;
+    /** A public key (PEM, a JWK, or a JWK set as JSON) when there is no JWKS endpoint. */
+    publicKey: string | undefined;
+    /** Claim holding the roles: an array or a space-separated string containing admin and/or viewer. */
+    rolesClaim: string;
+    agentTokenMaxLifetimeSeconds: number;
+    provisioningKeyTtlSeconds: number;
+  };
 };
 
 export class ConfigError extends Error {
@@ -91,6 +110,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     pendingGraceMs: e.PENDING_GRACE_MS,
     maxReceiveCount: e.MAX_RECEIVE_COUNT,
     logLevel: e.LOG_LEVEL,
+    auth: {
+      issuer: e.AUTH_ISSUER,
+      audience: e.AUTH_AUDIENCE,
+      jwksUrl: e.AUTH_JWKS_URL,
+      publicKey: e.AUTH_PUBLIC_KEY,
+      rolesClaim: e.AUTH_ROLES_CLAIM,
+      agentTokenMaxLifetimeSeconds: e.AGENT_TOKEN_MAX_LIFETIME_SECONDS,
+      provisioningKeyTtlSeconds: e.PROVISIONING_KEY_TTL_SECONDS,
+    },
   };
 }
 

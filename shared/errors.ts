@@ -41,3 +41,13 @@ export class ContentionError extends FogbridgeError {
 export class ReconcileError extends FogbridgeError {
   override name = 'ReconcileError';
 }
+
+/** No identity, or one that does not verify (missing, malformed, expired, wrong issuer or key). */
+export class AuthenticationError extends FogbridgeError {
+  override name = 'AuthenticationError';
+}
+
+/** A verified identity without the role the route needs. */
+export class ForbiddenError extends FogbridgeError {
+  override name = 'ForbiddenError';
+}

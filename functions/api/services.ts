@@ -1,5 +1,4 @@
 import middy from '@middy/core';
-import httpMultipartBodyParser from '@middy/http-multipart-body-parser';
 import {
   createServiceFromJson,
   createServiceFromYaml,
@@ -10,36 +9,20 @@ import {
   updateServiceFromJson,
   updateServiceFromYaml,
 } from '../../shared/commands/services.js';
-import { UnsupportedMediaTypeError } from '../../shared/errors.js';
 import {
   type ApiEvent,
   type ApiResult,
-  header,
   httpApi,
   json,
   jsonBody,
-  multipartField,
   noContent,
   pathParameter,
 } from '../../shared/http/api.js';
+import { multipartBody, multipartField } from '../../shared/http/multipart.js';
 
 /** multipart/form-data with the YAML document in field `service`, as the reference controller takes it. */
 const yamlRoute = (handler: (event: ApiEvent) => Promise<ApiResult>) =>
-  middy<ApiEvent, ApiResult>()
-    .before((request) => {
-      const contentType = header(request.event, 'content-type') ?? '';
-      if (!/^multipart\/form-data/i.test(contentType)) {
-        throw new UnsupportedMediaTypeError(
-          `Content-Type ${JSON.stringify(contentType)} is not supported here; send multipart/form-data with the YAML in field 'service'`,
-        );
-      }
-    })
-    .use(
-      httpMultipartBodyParser({
-        busboy: { limits: { fileSize: 64 * 1024, files: 2, fields: 8 } },
-      }) as unknown as middy.MiddlewareObj<ApiEvent, ApiResult>,
-    )
-    .handler(handler);
+  middy<ApiEvent, ApiResult>().use(multipartBody()).handler(handler);
 
 export const handler = httpApi([
   { method: 'GET', path: '/api/v3/services', handler: async () => json(200, await listServices()) },

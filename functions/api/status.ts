@@ -7,6 +7,7 @@ export const handler = httpApi([
   {
     method: 'GET',
     path: '/api/v3/status',
+    auth: 'public',
     handler: async () =>
       json(200, {
         status: 'online',

@@ -7,6 +7,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import dynalite from 'dynalite';
 import { startFauxqs } from 'fauxqs';
 import { apiGatewayAdapter } from './api-gateway.js';
+import { setUpLocalAuth } from './auth.js';
 import { ensureQueues, type QueueUrls } from './queues.js';
 import { startSqsPoller } from './sqs-poller.js';
 
@@ -29,6 +30,8 @@ export interface LocalRuntime {
   queues: QueueUrls;
   dynamodbEndpoint: string;
   sqsEndpoint: string;
+  /** The admin token written to `<data>/admin.token` (undefined when an identity provider is configured). */
+  adminToken: string | undefined;
   stop: () => Promise<void>;
 }
 
@@ -75,6 +78,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 10,
     maxReceiveCount,
   });
+  const adminToken = await setUpLocalAuth(dataDir, process.env);
   process.env.SERVICE_QUEUE_URL = queues.service;
   process.env.FOG_QUEUE_URL = queues.fog;
   await ensureTable(
@@ -160,6 +164,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     queues,
     dynamodbEndpoint,
     sqsEndpoint,
+    adminToken,
     stop: async () => {
       clearInterval(sweepTimer);
       await new Promise<void>((done) => {

@@ -256,7 +256,7 @@ async function checkRouterModeChange(row: AgentRow, routerMode: RouterMode) {
     const backed = await listServicesBySite(row.uuid);
     if (backed.length > 0) {
       throw new ValidationError(
-        `Field 'routerMode': agent ${row.name} backs services ${backed.map((s) => s.name).join(', ')}; a TCP bridge service requires a router on the agent`,
+        `Field 'routerMode' cannot be "none": agent ${row.name} backs services ${backed.map((s) => s.name).join(', ')}, and a TCP bridge service requires a router on the agent`,
       );
     }
   }

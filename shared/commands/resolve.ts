@@ -76,7 +76,7 @@ export async function resolveServiceResource(
   }
   if (agent.routerMode === 'none') {
     throw new ValidationError(
-      `Field '${field}': ${what} ${JSON.stringify(agent.name)} has router mode none; a TCP bridge service requires a router on the agent`,
+      `Field '${field}': ${what} ${JSON.stringify(agent.name)}, whose router mode is none; a TCP bridge service requires a router on the agent`,
     );
   }
   if (spec.defaultBridge === DEFAULT_BRIDGE) {

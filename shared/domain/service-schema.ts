@@ -76,7 +76,7 @@ export const patchServiceBody = z.strictObject({
 export type CreateServiceBody = z.output<typeof createServiceBody>;
 export type PatchServiceBody = z.output<typeof patchServiceBody>;
 
-const yamlService = z.object({
+const yamlService = z.strictObject({
   apiVersion: z.unknown().optional(),
   kind: z.unknown(),
   metadata: z.strictObject({
@@ -100,14 +100,15 @@ export function parseServiceYaml(source: string): CreateServiceBody {
   if (source.includes('\uFFFD') || /[\u0000-\u0008\u000e-\u001f]/.test(source)) {
     throw new ValidationError('Error parsing YAML: the document is not UTF-8 text');
   }
-  const documents = parseAllDocuments(source, { uniqueKeys: true, prettyErrors: false });
+  const documents = parseAllDocuments(source, { uniqueKeys: true });
   if (!Array.isArray(documents)) throw new ValidationError('Error parsing YAML: empty document');
   if (documents.length === 0) throw new ValidationError('Invalid YAML format: missing kind field');
   if (documents.length > 1)
     throw new ValidationError('Error parsing YAML: expected one document, found several');
   const document = documents[0]!;
   const error = document.errors[0];
-  if (error) throw new ValidationError(`Error parsing YAML: ${error.message.split('\n')[0]}`);
+  if (error)
+    throw new ValidationError(`Error parsing YAML: ${error.message.split('\n')[0]!.replace(/:$/, '')}`);
   let value: unknown;
   try {
     value = document.toJS({ maxAliasCount: 50 });
@@ -125,7 +126,9 @@ export function parseServiceYaml(source: string): CreateServiceBody {
     throw new ValidationError('Invalid YAML format: missing metadata or spec');
   }
   if (typeof object.spec === 'object' && object.spec !== null && 'bridgePort' in object.spec) {
-    throw new ValidationError("Field 'spec.bridgePort' is assigned by the controller and cannot be set");
+    throw new ValidationError(
+      `Field 'spec.bridgePort' is assigned by the controller and cannot be set, got ${show((object.spec as Record<string, unknown>).bridgePort)}`,
+    );
   }
   const parsed = yamlService.safeParse(object);
   if (!parsed.success) {
@@ -150,7 +153,9 @@ export function parsePatchServiceBody(body: unknown): PatchServiceBody {
 
 function rejectAssignedFields(body: unknown) {
   if (body !== null && typeof body === 'object' && 'bridgePort' in body) {
-    throw new ValidationError("Field 'bridgePort' is assigned by the controller and cannot be set");
+    throw new ValidationError(
+      `Field 'bridgePort' is assigned by the controller and cannot be set, got ${show((body as Record<string, unknown>).bridgePort)}`,
+    );
   }
 }
 

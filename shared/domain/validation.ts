@@ -24,6 +24,7 @@ export function firstIssueAsError(
       if (value === undefined) return new ValidationError(`Required field '${field}' is missing`);
       return new ValidationError(`Field '${field}' must be ${article(issue.expected)}, got ${show(value)}`);
     case 'invalid_value':
+      if (value === undefined) return new ValidationError(`Required field '${field}' is missing`);
       return new ValidationError(
         `Field '${field}' is not one of enum values: ${issue.values.map(String).join(',')} (got ${show(value)})`,
       );

@@ -1,7 +1,10 @@
 import middy from '@middy/core';
 import httpRouterHandler, { type Route } from '@middy/http-router';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { verifyAgentToken } from '../auth/agent-tokens.js';
+import { requireRole, verifyUserToken } from '../auth/user-tokens.js';
 import {
+  AuthenticationError,
   NotFoundError,
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
@@ -12,7 +15,12 @@ import { errorToResponse } from './errors.js';
 
 export type ApiEvent = APIGatewayProxyEventV2;
 export type ApiResult = APIGatewayProxyStructuredResultV2;
-export type ApiRoute = Route<ApiEvent, ApiResult>;
+/**
+ * Who may call a route: `public` (status, provisioning by key), `agent` (an Edgelet's EdDSA token), or
+ * a user role. Without `auth`, GET routes need `viewer` and every other method `admin`.
+ */
+export type RouteAuth = 'public' | 'agent' | 'viewer' | 'admin';
+export type ApiRoute = Route<ApiEvent, ApiResult> & { auth?: RouteAuth };
 
 /** Largest request body any route takes (YAML documents and JSON objects are far smaller). */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -70,22 +78,6 @@ export function jsonBody(event: ApiEvent): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** A text field of a multipart/form-data body, sent either as a plain field or as a file. */
-export function multipartField(event: ApiEvent, field: string): string {
-  const body = event.body as unknown;
-  if (body === null || typeof body !== 'object') {
-    throw new ValidationError(`Multipart field '${field}' is required`);
-  }
-  const value = (body as Record<string, unknown>)[field];
-  if (value === undefined) throw new ValidationError(`Multipart field '${field}' is required`);
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) throw new ValidationError(`Multipart field '${field}' must be sent once`);
-  const content = (value as { content?: Buffer }).content;
-  if (!Buffer.isBuffer(content)) throw new ValidationError(`Multipart field '${field}' is required`);
-  const decoded = new TextDecoder('utf-8', { fatal: false }).decode(content);
-  return decoded;
-}
-
 /** Rejects oversized bodies before anything parses them. */
 const bodySizeLimit = (): middy.MiddlewareObj<ApiEvent, ApiResult> => ({
   before: (request) => {
@@ -117,6 +109,34 @@ const errorMapper = (): middy.MiddlewareObj<ApiEvent, ApiResult> => ({
   },
 });
 
+/** The agent uuid an agent route was authenticated as. */
+export function authenticatedAgent(event: ApiEvent): string {
+  const uuid = (event.requestContext as { authorizer?: { lambda?: { agentUuid?: string } } }).authorizer
+    ?.lambda?.agentUuid;
+  if (!uuid) throw new AuthenticationError('authorization failed');
+  return uuid;
+}
+
+function withAuth(route: ApiRoute): ApiRoute {
+  const auth = route.auth ?? (route.method === 'GET' ? 'viewer' : 'admin');
+  if (auth === 'public') return route;
+  const inner = route.handler as (event: ApiEvent, context: Context) => Promise<ApiResult>;
+  return {
+    ...route,
+    handler: async (event: ApiEvent, context: Context) => {
+      const authorization = header(event, 'authorization');
+      if (auth === 'agent') {
+        const agentUuid = await verifyAgentToken(authorization);
+        (event.requestContext as { authorizer?: unknown }).authorizer = { lambda: { agentUuid } };
+      } else {
+        const identity = await verifyUserToken(authorization);
+        requireRole(identity, auth === 'admin' ? 'POST' : 'GET');
+      }
+      return inner(event, context);
+    },
+  };
+}
+
 /** A Lambda handler serving `routes` behind the shared middleware stack. */
 export function httpApi(routes: ApiRoute[]) {
   return middy<ApiEvent, ApiResult, Error, Context>()
@@ -124,7 +144,7 @@ export function httpApi(routes: ApiRoute[]) {
     .use(errorMapper())
     .handler(
       httpRouterHandler<ApiEvent, ApiResult>({
-        routes,
+        routes: routes.map(withAuth),
         notFoundResponse: ({ method, path }) => {
           throw new NotFoundError(`Route ${method} ${path} does not exist`);
         },

@@ -1,6 +1,8 @@
 import {
+  AuthenticationError,
   ConflictError,
   ContentionError,
+  ForbiddenError,
   NotFoundError,
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
@@ -14,6 +16,8 @@ export interface ErrorBody {
 
 const statusByClass: [new (...args: never[]) => Error, number][] = [
   [ValidationError, 400],
+  [AuthenticationError, 401],
+  [ForbiddenError, 403],
   [NotFoundError, 404],
   [ConflictError, 409],
   [PayloadTooLargeError, 413],

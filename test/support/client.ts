@@ -6,14 +6,21 @@ export interface ApiResponse<T = unknown> {
 }
 
 export class ApiClient {
-  constructor(readonly baseUrl: string) {}
+  constructor(
+    readonly baseUrl: string,
+    /** Sent as `Authorization: Bearer` unless a request sets its own Authorization header. */
+    readonly token?: string,
+  ) {}
 
   async request<T = unknown>(
     method: string,
     path: string,
     init: { json?: unknown; body?: BodyInit; headers?: Record<string, string> } = {},
   ): Promise<ApiResponse<T>> {
-    const headers: Record<string, string> = { ...(init.headers ?? {}) };
+    const headers: Record<string, string> = {
+      ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
+      ...(init.headers ?? {}),
+    };
     let body = init.body;
     if (init.json !== undefined) {
       headers['content-type'] ??= 'application/json';

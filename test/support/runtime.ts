@@ -24,7 +24,7 @@ export async function startTestRuntime(options: LocalRuntimeOptions = {}): Promi
   });
   return {
     runtime,
-    api: new ApiClient(runtime.url),
+    api: new ApiClient(runtime.url, runtime.adminToken),
     dataDir,
     stop: async () => {
       await runtime.stop();

@@ -342,13 +342,13 @@ describe('parseServiceYaml: field errors name the field and the value', () => {
 
   it.each<[string, string, string]>([
     ['metadata.name', '  name: checkout\n', "Required field 'metadata.name' is missing"],
-    ['spec.resource', '  resource: orders/checkout\n', "Required field 'spec.resource' is missing"],
-    ['spec.targetPort', '  targetPort: 8080\n', "Required field 'spec.targetPort' is missing"],
     [
-      'spec.type',
-      '  type: microservice\n',
-      "Field 'spec.type' is not one of enum values: microservice,agent,k8s,external (got nothing)",
+      'spec.resource',
+      '  resource: orders/checkout    # <application>/<microservice>, or a microservice uuid\n',
+      "Required field 'spec.resource' is missing",
     ],
+    ['spec.targetPort', '  targetPort: 8080\n', "Required field 'spec.targetPort' is missing"],
+    ['spec.type', '  type: microservice\n', "Required field 'spec.type' is missing"],
   ])('rejects a document without %s', (_field, line, message) => {
     // Act / Assess
     expectValidationError(() => parseServiceYaml(edit(REMOTE_YAML, line, '')), message);
@@ -363,7 +363,7 @@ describe('parseServiceYaml: unknown and assigned fields', () => {
     // Act / Assess
     expectValidationError(
       () => parseServiceYaml(yaml),
-      "Field 'spec.bridgePort' is assigned by the controller and cannot be set",
+      "Field 'spec.bridgePort' is assigned by the controller and cannot be set, got 10024",
     );
   });
 
@@ -493,12 +493,12 @@ ${REMOTE_YAML}`;
     [
       'duplicate keys',
       edit(REMOTE_YAML, 'kind: Service\n', 'kind: Service\nkind: Service\n'),
-      'Error parsing YAML: Map keys must be unique',
+      'Error parsing YAML: Map keys must be unique at line 3, column 1',
     ],
     [
       'an unclosed flow sequence',
       edit(REMOTE_YAML, '  tags:\n', '  tags: [checkout\n'),
-      'Error parsing YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
+      'Error parsing YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 7, column 1',
     ],
   ])('rejects malformed YAML: %s', (_case, yaml, message) => {
     // Act / Assess
@@ -615,7 +615,7 @@ describe('parseCreateServiceBody (POST /api/v3/services JSON)', () => {
     [
       'assigned bridgePort',
       { bridgePort: 10024 },
-      "Field 'bridgePort' is assigned by the controller and cannot be set",
+      "Field 'bridgePort' is assigned by the controller and cannot be set, got 10024",
     ],
   ])('rejects %s', (_case, change, message) => {
     // Act / Assess
@@ -647,7 +647,7 @@ describe('parsePatchServiceBody (PATCH /api/v3/services/{name} JSON, Spec decisi
     [
       'assigned bridgePort',
       { bridgePort: 10025 },
-      "Field 'bridgePort' is assigned by the controller and cannot be set",
+      "Field 'bridgePort' is assigned by the controller and cannot be set, got 10025",
     ],
     ['unknown field', { port: 80 }, "Unknown field 'port'"],
     ['reserved name', { name: 'kubernetes' }, `Field 'name' ${RESERVED_MESSAGE}, got "kubernetes"`],

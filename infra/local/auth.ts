@@ -1,0 +1,68 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+
+/** Issuer and audience of the tokens the local runtime mints and accepts. */
+export const LOCAL_ISSUER = 'fogbridge-local';
+export const LOCAL_AUDIENCE = 'fogbridge';
+
+interface SigningKeyFile {
+  kid: string;
+  privateJwk: JWK;
+  publicJwk: JWK;
+}
+
+const keyPath = (dataDir: string) => join(dataDir, 'auth', 'signing-key.json');
+
+/** The local signing key (Ed25519), generated on first start and kept in the data folder. */
+export async function ensureSigningKey(dataDir: string): Promise<SigningKeyFile> {
+  const path = keyPath(dataDir);
+  if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8')) as SigningKeyFile;
+  const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+  const kid = `local-${Date.now().toString(36)}`;
+  const file: SigningKeyFile = {
+    kid,
+    privateJwk: { ...(await exportJWK(privateKey)), kid, alg: 'EdDSA' },
+    publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig' },
+  };
+  mkdirSync(join(dataDir, 'auth'), { recursive: true });
+  writeFileSync(path, JSON.stringify(file, null, 2), { mode: 0o600 });
+  return file;
+}
+
+/** A user token signed with the local key: `roles` claim holding `role`. */
+export async function mintUserToken(
+  dataDir: string,
+  options: { role: 'admin' | 'viewer'; ttlSeconds?: number; subject?: string },
+): Promise<string> {
+  const key = await ensureSigningKey(dataDir);
+  return new SignJWT({ roles: [options.role] })
+    .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'JWT' })
+    .setIssuer(LOCAL_ISSUER)
+    .setAudience(LOCAL_AUDIENCE)
+    .setSubject(options.subject ?? `local-${options.role}`)
+    .setIssuedAt()
+    .setExpirationTime(`${options.ttlSeconds ?? 7 * 24 * 3600}s`)
+    .sign(await importJWK(key.privateJwk, 'EdDSA'));
+}
+
+/**
+ * Local identity provider: the runtime verifies user tokens against the local public key unless an
+ * identity provider is configured (AUTH_JWKS_URL or AUTH_PUBLIC_KEY). Writes a fresh admin token to
+ * `<data>/admin.token` and returns it.
+ */
+export async function setUpLocalAuth(
+  dataDir: string,
+  env: Record<string, string | undefined>,
+): Promise<string | undefined> {
+  if (env.AUTH_JWKS_URL || env.AUTH_PUBLIC_KEY) return undefined;
+  const key = await ensureSigningKey(dataDir);
+  process.env.AUTH_PUBLIC_KEY = JSON.stringify({ keys: [key.publicJwk] });
+  process.env.AUTH_ISSUER = LOCAL_ISSUER;
+  process.env.AUTH_AUDIENCE = LOCAL_AUDIENCE;
+  const token = await mintUserToken(dataDir, { role: 'admin' });
+  const tokenPath = join(dataDir, 'admin.token');
+  writeFileSync(tokenPath, `${token}\n`, { mode: 0o600 });
+  chmodSync(tokenPath, 0o600);
+  return token;
+}

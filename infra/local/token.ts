@@ -1,0 +1,23 @@
+import './environment.js';
+import { parseArgs } from 'node:util';
+import { mintUserToken } from './auth.js';
+
+/** `npm run token -- --role viewer [--ttl 3600] [--subject alice]`: mints a token for the local runtime. */
+const { values } = parseArgs({
+  options: {
+    role: { type: 'string', default: 'admin' },
+    ttl: { type: 'string', default: String(7 * 24 * 3600) },
+    subject: { type: 'string' },
+  },
+});
+if (values.role !== 'admin' && values.role !== 'viewer') {
+  console.error(`--role must be admin or viewer, got ${JSON.stringify(values.role)}`);
+  process.exit(2);
+}
+const ttlSeconds = Number(values.ttl);
+if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) {
+  console.error(`--ttl must be a positive number of seconds, got ${JSON.stringify(values.ttl)}`);
+  process.exit(2);
+}
+const dataDir = process.env.FOGBRIDGE_DATA_DIR ?? '.fogbridge';
+console.log(await mintUserToken(dataDir, { role: values.role, ttlSeconds, subject: values.subject }));

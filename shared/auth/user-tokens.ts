@@ -1,0 +1,91 @@
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  importSPKI,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from 'jose';
+import { config } from '../config.js';
+import { AuthenticationError, ForbiddenError } from '../errors.js';
+
+export type Role = 'admin' | 'viewer';
+
+export interface UserIdentity {
+  subject: string;
+  roles: Role[];
+}
+
+/** Asymmetric algorithms only: `none` and every HMAC algorithm are refused before any key is used. */
+export const USER_TOKEN_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
+
+/** Longest Authorization header looked at; anything larger is refused unread. */
+export const MAX_AUTHORIZATION_BYTES = 8 * 1024;
+
+const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/;
+
+/** The compact JWT of an `Authorization: Bearer` header, or an AuthenticationError. */
+export function bearerToken(authorization: string | undefined): string {
+  if (!authorization)
+    throw new AuthenticationError('Missing Authorization header (expected "Bearer <token>")');
+  if (authorization.length > MAX_AUTHORIZATION_BYTES)
+    throw new AuthenticationError('Authorization header is too large');
+  const match = BEARER.exec(authorization.trim());
+  if (!match) throw new AuthenticationError('Authorization header is not "Bearer <JWT>"');
+  return match[1]!;
+}
+
+let keyResolver: Promise<JWTVerifyGetKey | CryptoKey | Uint8Array> | undefined;
+
+/** The verification key: the JWKS endpoint if configured, else the configured public key. */
+function verificationKey(): Promise<JWTVerifyGetKey | CryptoKey | Uint8Array> {
+  keyResolver ??= (async () => {
+    const { jwksUrl, publicKey } = config().auth;
+    if (jwksUrl) return createRemoteJWKSet(new URL(jwksUrl));
+    if (!publicKey)
+      throw new Error('Neither AUTH_JWKS_URL nor AUTH_PUBLIC_KEY is set; user tokens cannot be verified');
+    const trimmed = publicKey.trim();
+    if (trimmed.startsWith('-----BEGIN')) {
+      const algorithm = trimmed.includes('RSA') ? 'RS256' : 'EdDSA';
+      return importSPKI(trimmed, algorithm);
+    }
+    const parsed = JSON.parse(trimmed) as { keys?: unknown[] };
+    return createLocalJWKSet(parsed.keys ? (parsed as never) : ({ keys: [parsed] } as never));
+  })();
+  return keyResolver;
+}
+
+/**
+ * Verifies a user token: signature with an allowed asymmetric algorithm, issuer, audience, expiry.
+ * Every failure is the same 401 so the response tells an attacker nothing.
+ */
+export async function verifyUserToken(authorization: string | undefined): Promise<UserIdentity> {
+  const token = bearerToken(authorization);
+  const { issuer, audience, rolesClaim } = config().auth;
+  let payload: JWTPayload;
+  try {
+    const key = await verificationKey();
+    ({ payload } = await jwtVerify(token, key as never, {
+      algorithms: USER_TOKEN_ALGORITHMS,
+      ...(issuer ? { issuer } : {}),
+      ...(audience ? { audience } : {}),
+      requiredClaims: ['exp', 'sub'],
+    }));
+  } catch {
+    throw new AuthenticationError('Invalid or expired token');
+  }
+  return { subject: String(payload.sub), roles: rolesOf(payload[rolesClaim]) };
+}
+
+function rolesOf(claim: unknown): Role[] {
+  const values = Array.isArray(claim) ? claim : typeof claim === 'string' ? claim.split(/[\s,]+/) : [];
+  return values.filter((value): value is Role => value === 'admin' || value === 'viewer');
+}
+
+/** admin may do everything; viewer only reads. */
+export function requireRole(identity: UserIdentity, method: string): void {
+  if (identity.roles.includes('admin')) return;
+  if (identity.roles.includes('viewer') && (method === 'GET' || method === 'HEAD')) return;
+  const need = method === 'GET' || method === 'HEAD' ? 'viewer or admin' : 'admin';
+  throw new ForbiddenError(`This request needs the ${need} role`);
+}
