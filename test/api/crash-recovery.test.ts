@@ -24,7 +24,7 @@ describe('a runtime killed during a burst of creates', () => {
     // Prepare
     const first = await spawnRuntime(dataDir);
     running.push(first);
-    const api = new ApiClient(first.url);
+    const api = new ApiClient(first.url, first.adminToken);
     expect((await api.post('/api/v3/iofog', { name: 'hub', host: 'hub.example.com' })).status).toBe(201);
     const names = Array.from({ length: 120 }, (_, i) => `burst-${i}`);
     let sent = 0;
@@ -55,7 +55,7 @@ describe('a runtime killed during a burst of creates', () => {
     await burst;
     const second = await spawnRuntime(dataDir);
     running.push(second);
-    const restarted = new ApiClient(second.url);
+    const restarted = new ApiClient(second.url, second.adminToken);
 
     // Assess
     await expect

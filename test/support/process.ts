@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -6,6 +8,8 @@ const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 export interface RuntimeProcess {
   child: ChildProcess;
   url: string;
+  /** The admin token the runtime wrote to `<data>/admin.token` at start. */
+  adminToken: string;
   output: () => string;
 }
 
@@ -45,7 +49,8 @@ export async function spawnRuntime(
     child.stdout?.on('data', check);
     child.once('exit', (code) => reject(new Error(`runtime exited with ${code}:\n${output}`)));
   });
-  return { child, url, output: () => output };
+  const adminToken = readFileSync(join(dataDir, 'admin.token'), 'utf8').trim();
+  return { child, url, adminToken, output: () => output };
 }
 
 export function waitForExit(child: ChildProcess): Promise<void> {
