@@ -1,4 +1,5 @@
 import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from '../../shared/commands/agents.js';
+import { issueProvisioningKey } from '../../shared/commands/provisioning.js';
 import { getAgentRouterConfig } from '../../shared/commands/router.js';
 import { type ApiEvent, httpApi, json, jsonBody, noContent, pathParameter } from '../../shared/http/api.js';
 
@@ -29,6 +30,13 @@ export const handler = httpApi([
       await deleteAgent(pathParameter(event, 'uuid'));
       return noContent();
     },
+  },
+  {
+    method: 'GET',
+    path: '/api/v3/iofog/{uuid}/provisioning-key',
+    // A GET that hands out a credential: admin only.
+    auth: 'admin',
+    handler: async (event: ApiEvent) => json(200, await issueProvisioningKey(pathParameter(event, 'uuid'))),
   },
   {
     method: 'GET',

@@ -87,18 +87,29 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   );
 
   // Imported only now: the handlers read the environment set above when they first run.
-  const [services, agents, registry, router, status, serviceWorker, fogWorker, { sweep }, { logger }] =
-    await Promise.all([
-      import('../../functions/api/services.js'),
-      import('../../functions/api/agents.js'),
-      import('../../functions/api/registry.js'),
-      import('../../functions/api/router.js'),
-      import('../../functions/api/status.js'),
-      import('../../functions/workers/service-reconcile.js'),
-      import('../../functions/workers/fog-reconcile.js'),
-      import('../../shared/reconcile/sweeper.js'),
-      import('../../shared/log/logger.js'),
-    ]);
+  const [
+    agentFacing,
+    services,
+    agents,
+    registry,
+    router,
+    status,
+    serviceWorker,
+    fogWorker,
+    { sweep },
+    { logger },
+  ] = await Promise.all([
+    import('../../functions/api/agent.js'),
+    import('../../functions/api/services.js'),
+    import('../../functions/api/agents.js'),
+    import('../../functions/api/registry.js'),
+    import('../../functions/api/router.js'),
+    import('../../functions/api/status.js'),
+    import('../../functions/workers/service-reconcile.js'),
+    import('../../functions/workers/fog-reconcile.js'),
+    import('../../shared/reconcile/sweeper.js'),
+    import('../../shared/log/logger.js'),
+  ]);
 
   const arnOf = async (url: string) =>
     (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] })))
@@ -137,6 +148,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   sweepTimer.unref();
 
   const adapter = apiGatewayAdapter([
+    { prefix: '/api/v3/agent/', functionName: 'fogbridge-api-agent', handler: agentFacing.handler },
     { prefix: '/api/v3/services', functionName: 'fogbridge-api-services', handler: services.handler },
     { prefix: '/api/v3/iofog', functionName: 'fogbridge-api-agents', handler: agents.handler },
     { prefix: '/api/v3/application', functionName: 'fogbridge-api-registry', handler: registry.handler },

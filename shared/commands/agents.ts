@@ -24,6 +24,7 @@ import {
   setAgentTokens,
 } from '../store/agents.js';
 import { deleteMicroservice, listMicroservicesByAgent } from '../store/applications.js';
+import { deleteAgentCredentials } from '../store/credentials.js';
 import { deleteDefaultRouter, getDefaultRouter, putDefaultRouterIfAbsent } from '../store/routers.js';
 import { listServicesByHub, listServicesBySite } from '../store/services.js';
 import { findAgent } from './resolve.js';
@@ -311,6 +312,7 @@ export async function deleteAgent(uuid: string): Promise<void> {
   await setAgentTokens(uuid, [], row.appliedTokens);
   if (!(await deleteAgentRow(row)))
     throw new ContentionError(`Agent ${uuid} changed during delete; retry the request`);
+  await deleteAgentCredentials(uuid);
   if (row.isSystem) await releaseSystemAgent(uuid);
   if (runsDefaultRouter) await deleteDefaultRouter();
   await enqueueRouterReconciles([uuid]);

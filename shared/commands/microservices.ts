@@ -17,6 +17,7 @@ import {
   putNewMicroservice,
   replaceMicroservice,
 } from '../store/applications.js';
+import { raiseChangeFlag } from '../store/changes.js';
 import { listServicesBySite } from '../store/services.js';
 import { findAgent } from './resolve.js';
 import { requeueServices } from './services.js';
@@ -85,6 +86,7 @@ export async function createMicroservice(input: unknown): Promise<{ uuid: string
     updatedAt: now,
     version: 1,
   });
+  await raiseChangeFlag(agentUuid, 'microserviceList');
   return { uuid };
 }
 
@@ -124,6 +126,12 @@ export async function updateMicroservice(uuid: string, input: unknown): Promise<
       updatedAt: new Date().toISOString(),
     };
     if (!(await replaceMicroservice(next, row))) continue;
+    if (next.agentUuid !== row.agentUuid) {
+      await raiseChangeFlag(row.agentUuid, 'microserviceList');
+      await raiseChangeFlag(next.agentUuid, 'microserviceList');
+    } else if (next.hostNetworkMode !== row.hostNetworkMode) {
+      await raiseChangeFlag(row.agentUuid, 'microserviceConfig');
+    }
     if (next.agentUuid !== row.agentUuid || next.hostNetworkMode !== row.hostNetworkMode) {
       const affected = (await listServicesBySite(row.agentUuid)).filter(
         (service) => service.type === 'microservice' && service.resource === uuid,
@@ -146,4 +154,5 @@ export async function deleteMicroservice(uuid: string): Promise<void> {
     );
   }
   await deleteMicroserviceRow(row);
+  await raiseChangeFlag(row.agentUuid, 'microserviceList');
 }

@@ -18,6 +18,7 @@ import { ContentionError } from '../errors.js';
 import { logger } from '../log/logger.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
+import { raiseChangeFlag } from '../store/changes.js';
 import { withLock } from '../store/lock.js';
 import {
   type DefaultRouterRow,
@@ -25,7 +26,6 @@ import {
   getRouterConfig,
   hubRouterKey,
   putRouterConfig,
-  raiseMicroserviceConfigChange,
   STANDALONE_DEFAULT_ROUTER,
 } from '../store/routers.js';
 import {
@@ -89,7 +89,7 @@ async function reconcileRouterUnlocked(
       return { routerKey, managed: true, written: false, config: current.config };
     }
     if (await putRouterConfig(routerKey, next, current?.version ?? 0)) {
-      if (agent) await raiseMicroserviceConfigChange(agent.uuid);
+      if (agent) await raiseChangeFlag(agent.uuid, 'microserviceConfig');
       logger.debug('router config written', {
         routerKey,
         listeners: desired.listeners.length,

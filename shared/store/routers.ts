@@ -102,35 +102,6 @@ export async function putRouterConfig(
   }
 }
 
-/**
- * Raises an agent's change flag `microserviceConfig` by advancing a monotonic counter; the agent
- * acknowledges a counter value, so a change written while it was reading is never acknowledged away.
- */
-export async function raiseMicroserviceConfigChange(agentUuid: string): Promise<void> {
-  await documentClient().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.changes(agentUuid),
-      UpdateExpression: 'ADD microserviceConfigVersion :one SET agentUuid = :uuid, updatedAt = :now',
-      ExpressionAttributeValues: { ':one': 1, ':uuid': agentUuid, ':now': new Date().toISOString() },
-    }),
-  );
-}
-
-export interface ChangeFlagsRow {
-  agentUuid: string;
-  microserviceConfigVersion?: number;
-  microserviceConfigAcked?: number;
-  updatedAt?: string;
-}
-
-export async function getChangeFlags(agentUuid: string): Promise<ChangeFlagsRow | undefined> {
-  const { Item } = await documentClient().send(
-    new GetCommand({ TableName: tableName(), Key: keys.changes(agentUuid), ConsistentRead: true }),
-  );
-  return withoutKeys<ChangeFlagsRow>(Item);
-}
-
 export interface RouterRequestsRow {
   requested?: number;
   completed?: number;

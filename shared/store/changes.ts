@@ -1,0 +1,81 @@
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, isConditionalCheckFailed, keys, tableName } from './client.js';
+
+/** The change flags an Edgelet polls, named as the reference controller's code names them. */
+export const CHANGE_FLAGS = [
+  'config',
+  'version',
+  'reboot',
+  'deleteNode',
+  'microserviceList',
+  'microserviceConfig',
+  'registries',
+  'tunnel',
+  'diagnostics',
+  'isImageSnapshot',
+  'prune',
+  'routerChanged',
+  'linkedEdgeResources',
+  'volumeMounts',
+  'execSessions',
+  'microserviceLogs',
+  'fogLogs',
+] as const;
+export type ChangeFlag = (typeof CHANGE_FLAGS)[number];
+
+/**
+ * Raises a flag. Each raise takes the next number of the agent's change counter and stamps the flag
+ * with it; a flag is up while its stamp is above what the agent acknowledged. No clock is involved,
+ * so a change written while the agent was reading is never acknowledged away.
+ */
+export async function raiseChangeFlag(agentUuid: string, flag: ChangeFlag): Promise<void> {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.changes(agentUuid),
+      UpdateExpression:
+        'SET changeSeq = if_not_exists(changeSeq, :zero) + :one, #flag = if_not_exists(changeSeq, :zero) + :one, updatedAt = :now',
+      ExpressionAttributeNames: { '#flag': `seq_${flag}` },
+      ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':now': new Date().toISOString() },
+    }),
+  );
+}
+
+export interface ChangeState {
+  flags: Record<ChangeFlag, boolean>;
+  /** The change counter at read time; the agent sends it back to acknowledge. */
+  lastUpdated: number;
+}
+
+export async function readChangeFlags(agentUuid: string): Promise<ChangeState> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.changes(agentUuid), ConsistentRead: true }),
+  );
+  const acked = Number(Item?.ackedSeq ?? 0);
+  const flags = Object.fromEntries(
+    CHANGE_FLAGS.map((flag) => [flag, Number(Item?.[`seq_${flag}`] ?? 0) > acked]),
+  ) as Record<ChangeFlag, boolean>;
+  return { flags, lastUpdated: Number(Item?.changeSeq ?? 0) };
+}
+
+/**
+ * Acknowledges every change up to `lastUpdated` (never moving the acknowledgement back). Returns false
+ * when `lastUpdated` is ahead of the counter: the agent cannot acknowledge what it was never shown.
+ */
+export async function acknowledgeChanges(agentUuid: string, lastUpdated: number): Promise<boolean> {
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.changes(agentUuid),
+        UpdateExpression: 'SET ackedSeq = :seen',
+        ConditionExpression: 'changeSeq >= :seen AND (attribute_not_exists(ackedSeq) OR ackedSeq < :seen)',
+        ExpressionAttributeValues: { ':seen': lastUpdated },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+    return lastUpdated <= (await readChangeFlags(agentUuid)).lastUpdated;
+  }
+}
