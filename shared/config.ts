@@ -41,6 +41,12 @@ const schema = z.object({
   AUTH_ROLES_CLAIM: z.string().min(1).default('roles'),
   AGENT_TOKEN_MAX_LIFETIME_SECONDS: positiveInt.default(600),
   PROVISIONING_KEY_TTL_SECONDS: positiveInt.default(600),
+  KUBECONFIG: z.string().min(1).optional(),
+  EKS_CLUSTER_NAME: z.string().min(1).optional(),
+  EKS_CLUSTER_ENDPOINT: z.url().optional(),
+  EKS_CLUSTER_CA: z.string().min(1).optional(),
+  LOADBALANCER_POLL_ATTEMPTS: positiveInt.default(10),
+  LOADBALANCER_POLL_INTERVAL_MS: positiveInt.default(2_000),
   LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
 });
 
@@ -61,6 +67,16 @@ export type Config = {
   /** Receives before SQS moves a message to its DLQ; must match the queues' redrive policy. */
   maxReceiveCount: number;
   logLevel: string;
+  kubernetes: {
+    /** A kubeconfig file (local runs and tests); otherwise the EKS settings below. */
+    kubeconfig: string | undefined;
+    eksClusterName: string | undefined;
+    eksEndpoint: string | undefined;
+    /** Base64 PEM of the cluster CA, as `aws eks describe-cluster` returns it. */
+    eksCertificateAuthority: string | undefined;
+    loadBalancerPollAttempts: number;
+    loadBalancerPollIntervalMs: number;
+  };
   auth: {
     issuer: string | undefined;
     audience: string | undefined;
@@ -110,6 +126,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     pendingGraceMs: e.PENDING_GRACE_MS,
     maxReceiveCount: e.MAX_RECEIVE_COUNT,
     logLevel: e.LOG_LEVEL,
+    kubernetes: {
+      kubeconfig: e.KUBECONFIG,
+      eksClusterName: e.EKS_CLUSTER_NAME,
+      eksEndpoint: e.EKS_CLUSTER_ENDPOINT,
+      eksCertificateAuthority: e.EKS_CLUSTER_CA,
+      loadBalancerPollAttempts: e.LOADBALANCER_POLL_ATTEMPTS,
+      loadBalancerPollIntervalMs: e.LOADBALANCER_POLL_INTERVAL_MS,
+    },
     auth: {
       issuer: e.AUTH_ISSUER,
       audience: e.AUTH_AUDIENCE,

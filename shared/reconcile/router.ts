@@ -15,6 +15,7 @@ import {
 } from '../domain/router-objects.js';
 import { DEFAULT_BRIDGE } from '../domain/service.js';
 import { ContentionError } from '../errors.js';
+import { applyHubConfigMap } from '../k8s/hub-configmap.js';
 import { logger } from '../log/logger.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
@@ -80,14 +81,19 @@ async function reconcileRouterUnlocked(
   if (unmanaged || agent?.routerMode === 'none') {
     return { routerKey, managed: false, written: false, config: undefined };
   }
+  if (isHub && routerKey === STANDALONE_DEFAULT_ROUTER && config().controlPlane === 'kubernetes') {
+    // On Kubernetes the default router's document is the operator's ConfigMap.
+    const result = await applyHubConfigMap(await desiredBridges(routerKey, isHub, agent));
+    return { routerKey, managed: true, written: result.written, config: result.view };
+  }
   for (let attempt = 0; attempt < 20; attempt++) {
     const desired = await desiredBridges(routerKey, isHub, agent);
     const current = await getRouterConfig(routerKey);
     const base = current?.config ?? (isHub ? emptyHubRouterConfig() : {});
     const next = applyDesiredBridges(base, desired);
-    if (current && sameRouterConfig(current.config, next)) {
-      return { routerKey, managed: true, written: false, config: current.config };
-    }
+    // Nothing to change (a router with no config yet whose desired state is its default counts too):
+    // no write, and no change flag for the agent to chase.
+    if (sameRouterConfig(base, next)) return { routerKey, managed: true, written: false, config: base };
     if (await putRouterConfig(routerKey, next, current?.version ?? 0)) {
       if (agent) await raiseChangeFlag(agent.uuid, 'microserviceConfig');
       logger.debug('router config written', {

@@ -1,5 +1,6 @@
 import { config } from '../config.js';
 import { DISTRIBUTION_ALL, serviceDistributionTokens } from '../domain/distribution.js';
+import { buildKubernetesService } from '../domain/kubernetes-service.js';
 import {
   buildTcpListener,
   connectorName,
@@ -8,6 +9,11 @@ import {
 } from '../domain/router-objects.js';
 import { DEFAULT_BRIDGE } from '../domain/service.js';
 import { ReconcileError } from '../errors.js';
+import {
+  applyKubernetesService,
+  awaitLoadBalancerIngress,
+  deleteKubernetesService,
+} from '../k8s/services.js';
 import { logger } from '../log/logger.js';
 import type { ServiceReconcileMessage } from '../queue/messages.js';
 import { enqueueRouterReconciles } from '../queue/publishers.js';
@@ -54,10 +60,11 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   const tokens = row.deleted ? [] : serviceDistributionTokens(row.tags);
   // Agents that old ∪ new tags select (the tombstone keeps its tags), plus wherever it was applied.
   const everSelected = [...new Set([...serviceDistributionTokens(row.tags), ...row.appliedTokens])];
+  const appliedTokens = row.appliedTokens;
   await setServiceTokens(
     row.name,
-    tokens.filter((token) => !row.appliedTokens.includes(token)),
-    row.appliedTokens.filter((token) => !tokens.includes(token)),
+    tokens.filter((token) => !appliedTokens.includes(token)),
+    appliedTokens.filter((token) => !tokens.includes(token)),
   );
 
   if (hubKey) {
@@ -67,6 +74,15 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
       failure ??= `Hub router ${row.defaultBridge} has no router config (agent missing or router mode none)`;
   } else if (!row.deleted) {
     failure ??= 'No default router is registered: create the first agent or PUT /api/v3/router';
+  }
+
+  if (needsKubernetesService(row)) {
+    if (row.deleted) await deleteKubernetesService(row.name);
+    else if (!failure) {
+      const outcome = await convergeKubernetesService(row);
+      failure = outcome.failure;
+      row = outcome.row;
+    }
   }
 
   const desiredRouters = row.deleted ? [] : await routersFor(row, tokens);
@@ -197,4 +213,55 @@ export async function recordServiceFailure(name: string, error: unknown): Promis
     provisioningStatus: 'failed',
     provisioningError: `Reconcile failed repeatedly: ${(error as Error)?.message ?? String(error)}`,
   });
+}
+
+/** On a Kubernetes control plane every type but k8s gets a Kubernetes Service in front of the hub. */
+function needsKubernetesService(row: ServiceRow): boolean {
+  return config().controlPlane === 'kubernetes' && row.type !== 'k8s';
+}
+
+/**
+ * Creates or patches the Kubernetes Service; for a LoadBalancer, waits for its ingress and records it
+ * as serviceEndpoint. No ingress after the poll is a failure the user sees, not a silent `ready`.
+ */
+async function convergeKubernetesService(row: ServiceRow): Promise<{ row: ServiceRow; failure?: string }> {
+  const settings = config();
+  if (row.servicePort === undefined || row.k8sType === undefined || row.bridgePort === null) {
+    return {
+      row,
+      failure: `Service ${row.name} needs servicePort and k8sType on a Kubernetes control plane`,
+    };
+  }
+  await applyKubernetesService(
+    buildKubernetesService(
+      {
+        name: row.name,
+        tags: row.tags,
+        servicePort: row.servicePort,
+        bridgePort: row.bridgePort,
+        k8sType: row.k8sType,
+      },
+      {
+        namespace: settings.controllerNamespace,
+        controllerName: settings.controllerName,
+        appLabel: settings.appLabel,
+        componentLabelKey: settings.componentLabelKey,
+      },
+    ),
+  );
+  if (row.k8sType !== 'LoadBalancer') return { row };
+  const endpoint = await awaitLoadBalancerIngress(row.name);
+  if (!endpoint) {
+    const { loadBalancerPollAttempts, loadBalancerPollIntervalMs } = settings.kubernetes;
+    return {
+      row,
+      failure: `LoadBalancer Service ${row.name} has no ingress address after ${loadBalancerPollAttempts} checks ${loadBalancerPollIntervalMs / 1000} s apart; check the cloud load balancer controller, then POST /api/v3/services/${row.name}/reconcile`,
+    };
+  }
+  if (endpoint === row.serviceEndpoint) return { row };
+  const next = { ...row, serviceEndpoint: endpoint };
+  if (!(await replaceServiceRow(next, row.generation))) {
+    throw new ReconcileError(`Service ${row.name} changed during reconcile; retrying`);
+  }
+  return { row: next };
 }
