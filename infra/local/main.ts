@@ -13,9 +13,12 @@ const runtime = await startLocalRuntime({
   dataDir: process.env.FOGBRIDGE_DATA_DIR ?? '.fogbridge',
   sweepIntervalMs: process.env.SWEEP_INTERVAL_MS ? Number(process.env.SWEEP_INTERVAL_MS) : undefined,
 });
-console.log(
-  `fogbridge listening on ${runtime.url} (data in ${process.env.FOGBRIDGE_DATA_DIR ?? '.fogbridge'})`,
-);
+const dataDir = process.env.FOGBRIDGE_DATA_DIR ?? '.fogbridge';
+console.log(`fogbridge listening on ${runtime.url} (data in ${dataDir})`);
+if (runtime.adminToken) {
+  console.log(`admin token (also in ${dataDir}/admin.token; npm run token -- --role viewer mints others):`);
+  console.log(runtime.adminToken);
+}
 
 let stopping = false;
 const shutdown = async (signal: string) => {

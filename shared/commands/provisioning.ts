@@ -4,7 +4,12 @@ import { config } from '../config.js';
 import { parseWith } from '../domain/validation.js';
 import { AuthenticationError, NotFoundError } from '../errors.js';
 import { getAgentRow } from '../store/agents.js';
-import { putAgentPublicKey, putProvisioningKey, takeProvisioningKey } from '../store/credentials.js';
+import {
+  latestProvisioningKeyHash,
+  putAgentPublicKey,
+  putProvisioningKey,
+  takeProvisioningKey,
+} from '../store/credentials.js';
 
 const hashKey = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
 
@@ -33,8 +38,11 @@ export async function provisionAgent(
   input: unknown,
 ): Promise<{ uuid: string; privateKey: string; namespace: string }> {
   const { key } = parseWith(provisionBody, input);
-  const taken = await takeProvisioningKey(hashKey(key));
-  if (!taken) throw new NotFoundError('Invalid provisioning key');
+  const hash = hashKey(key);
+  const taken = await takeProvisioningKey(hash);
+  if (!taken || (await latestProvisioningKeyHash(taken.agentUuid)) !== hash) {
+    throw new NotFoundError('Invalid provisioning key');
+  }
   if (taken.expiresAt < Date.now()) throw new AuthenticationError('Expired provisioning key');
   if (!(await getAgentRow(taken.agentUuid))) throw new NotFoundError('Invalid provisioning key');
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');

@@ -1,7 +1,10 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, isConditionalCheckFailed, tableName } from './client.js';
 
-/** Provisioning keys are stored only as their SHA-256 hash, with their agent and expiry. */
+/**
+ * Provisioning keys are stored only as their SHA-256 hash, with their agent and expiry. The agent's
+ * latest key hash is kept too: issuing a new key retires the earlier ones.
+ */
 export async function putProvisioningKey(hash: string, agentUuid: string, expiresAt: number): Promise<void> {
   await documentClient().send(
     new PutCommand({
@@ -9,6 +12,20 @@ export async function putProvisioningKey(hash: string, agentUuid: string, expire
       Item: { PK: `PROVKEY#${hash}`, SK: 'KEY', agentUuid, expiresAt, ttl: Math.ceil(expiresAt / 1000) },
     }),
   );
+  await documentClient().send(
+    new PutCommand({ TableName: tableName(), Item: { PK: `PROVKEYLATEST#${agentUuid}`, SK: 'KEY', hash } }),
+  );
+}
+
+export async function latestProvisioningKeyHash(agentUuid: string): Promise<string | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: { PK: `PROVKEYLATEST#${agentUuid}`, SK: 'KEY' },
+      ConsistentRead: true,
+    }),
+  );
+  return Item?.hash as string | undefined;
 }
 
 /** Consumes a provisioning key: it is deleted by whoever presents it first, valid or expired. */
