@@ -1,5 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config.js';
+import { metering, usage } from '../metrics/usage.js';
 
 let client: SQSClient | undefined;
 
@@ -9,6 +10,19 @@ let client: SQSClient | undefined;
  */
 export function sqsClient(): SQSClient {
   const overridden = !!(process.env.AWS_ENDPOINT_URL_SQS || process.env.AWS_ENDPOINT_URL);
-  client ??= new SQSClient({ region: config().region, maxAttempts: 5, useQueueUrlAsEndpoint: !overridden });
+  if (client) return client;
+  client = new SQSClient({ region: config().region, maxAttempts: 5, useQueueUrlAsEndpoint: !overridden });
+  if (metering()) {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { Entries?: unknown[] };
+        if (context.commandName === 'SendMessageCommand') usage.sqsMessagesSent += 1;
+        if (context.commandName === 'SendMessageBatchCommand')
+          usage.sqsMessagesSent += input.Entries?.length ?? 0;
+        return next(args);
+      },
+      { step: 'initialize', name: 'fogbridgeUsageMeter' },
+    );
+  }
   return client;
 }

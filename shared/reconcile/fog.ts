@@ -3,6 +3,7 @@ import { agentDistributionTokens, agentSelectsService } from '../domain/distribu
 import { connectorName, listenerName } from '../domain/router-objects.js';
 import { DEFAULT_BRIDGE } from '../domain/service.js';
 import { ReconcileError } from '../errors.js';
+import { usage } from '../metrics/usage.js';
 import type { RouterReconcileMessage } from '../queue/messages.js';
 import { type AgentRow, getAgentRow, replaceAgentRow, setAgentTokens } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
@@ -26,6 +27,7 @@ export async function reconcileRouterRequest(message: RouterReconcileMessage): P
   const requests = await getRouterRequests(routerKey);
   if (requests.completed !== undefined && message.seq <= requests.completed) return;
   const coveredUpTo = Math.max(requests.requested ?? 0, message.seq);
+  usage.routerReconciles += 1;
 
   const agent = routerKey === STANDALONE_DEFAULT_ROUTER ? undefined : await getAgentRow(routerKey);
   if (agent) await syncAgentTokenIndex(agent);

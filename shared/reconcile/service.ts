@@ -1,7 +1,9 @@
 import { config } from '../config.js';
 import { DISTRIBUTION_ALL, serviceDistributionTokens } from '../domain/distribution.js';
 import { buildKubernetesService } from '../domain/kubernetes-service.js';
+import { canonicalJson } from '../domain/router-config.js';
 import {
+  buildTcpConnector,
   buildTcpListener,
   connectorName,
   connectorOnDefaultRouter,
@@ -20,7 +22,12 @@ import { enqueueRouterReconciles } from '../queue/publishers.js';
 import { getAgentRow, listAgentUuidsByToken } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
 import { claimBridgePort } from '../store/ports.js';
-import { getDefaultRouter, hubRouterKey } from '../store/routers.js';
+import {
+  getDefaultRouter,
+  getRouterConfig,
+  hubRouterKey,
+  STANDALONE_DEFAULT_ROUTER,
+} from '../store/routers.js';
 import {
   getServiceRow,
   recordServiceStatus,
@@ -68,10 +75,16 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   );
 
   if (hubKey) {
-    const hub = await reconcileRouter(hubKey);
-    if (hub.managed) verifyHubEntries(row, hub.config);
-    else if (!row.deleted)
+    // A lock holder applies every pending hub change at once: if the hub already reflects this
+    // service, there is nothing to write and no reason to queue for the lock.
+    const reflected = hubMismatch(row, await currentHubDocument(hubKey)) === undefined;
+    const hub = reflected ? undefined : await reconcileRouter(hubKey);
+    if (hub?.managed) {
+      const mismatch = hubMismatch(row, hub.config);
+      if (mismatch) throw new ReconcileError(`${mismatch} (index lag); retrying`);
+    } else if (hub && !row.deleted) {
       failure ??= `Hub router ${row.defaultBridge} has no router config (agent missing or router mode none)`;
+    }
   } else if (!row.deleted) {
     failure ??= 'No default router is registered: create the first agent or PUT /api/v3/router';
   }
@@ -181,28 +194,45 @@ async function routersFor(row: ServiceRow, tokens: string[]): Promise<string[]> 
   return [...new Set([...(row.siteKey ? [row.siteKey] : []), ...agentUuids])];
 }
 
-/** The hub write must contain exactly this service's entries (or none once deleted) before it counts. */
-function verifyHubEntries(
+/**
+ * What is wrong with this service's entries in a hub document, or undefined when it holds exactly
+ * them (or, once deleted, none of them).
+ */
+function hubMismatch(
   row: ServiceRow,
   hubConfig: { bridges?: { tcpListeners?: object; tcpConnectors?: object } } | undefined,
-) {
+): string | undefined {
   const listeners = (hubConfig?.bridges?.tcpListeners ?? {}) as Record<string, unknown>;
   const connectors = (hubConfig?.bridges?.tcpConnectors ?? {}) as Record<string, unknown>;
   const listener = listeners[listenerName(row.name)];
+  const connector = connectors[connectorName(row.name)];
+  const hubOwnsConnector = connectorOnDefaultRouter(row.type);
   if (row.deleted) {
-    if (listener) throw new ReconcileError(`Hub still lists ${listenerName(row.name)}; retrying`);
-    if (connectorOnDefaultRouter(row.type) && connectors[connectorName(row.name)]) {
-      throw new ReconcileError(`Hub still lists ${connectorName(row.name)}; retrying`);
-    }
-    return;
+    if (listener) return `Hub still lists ${listenerName(row.name)}`;
+    if (hubOwnsConnector && connector) return `Hub still lists ${connectorName(row.name)}`;
+    return undefined;
   }
-  const expected = buildTcpListener(row.name, row.bridgePort!);
-  if (JSON.stringify(listener) !== JSON.stringify(expected)) {
-    throw new ReconcileError(`Hub does not hold ${expected.name} yet (index lag); retrying`);
+  if (canonicalJson(listener) !== canonicalJson(buildTcpListener(row.name, row.bridgePort!))) {
+    return `Hub does not hold ${listenerName(row.name)} as desired yet`;
   }
-  if (connectorOnDefaultRouter(row.type) && !connectors[connectorName(row.name)]) {
-    throw new ReconcileError(`Hub does not hold ${connectorName(row.name)} yet (index lag); retrying`);
+  if (hubOwnsConnector) {
+    const expected = buildTcpConnector(row.name, row.targetPort, {
+      type: row.type as 'k8s' | 'external',
+      resource: row.resource,
+    });
+    if (canonicalJson(connector) !== canonicalJson(expected))
+      return `Hub does not hold ${connectorName(row.name)} as desired yet`;
   }
+  return undefined;
+}
+
+/**
+ * The hub document as it stands, when it can be read cheaply (a router config item). Kubernetes
+ * hubs are always written under the lock.
+ */
+async function currentHubDocument(hubKey: string) {
+  if (hubKey === STANDALONE_DEFAULT_ROUTER && config().controlPlane === 'kubernetes') return undefined;
+  return (await getRouterConfig(hubKey))?.config;
 }
 
 /** Marks a service failed with the error that exhausted its retries (the poison-message path). */

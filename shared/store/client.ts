@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
+import { metering, recordDynamoDbCall } from '../metrics/usage.js';
 
 let client: DynamoDBDocumentClient | undefined;
 
@@ -9,9 +10,25 @@ let client: DynamoDBDocumentClient | undefined;
  * (AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL), so LocalStack and the embedded runtime need no code.
  */
 export function documentClient(): DynamoDBDocumentClient {
-  client ??= DynamoDBDocumentClient.from(new DynamoDBClient({ region: config().region, maxAttempts: 5 }), {
+  if (client) return client;
+  client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: config().region, maxAttempts: 5 }), {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
+  if (metering()) {
+    // Ask DynamoDB for the capacity of every call and count it (benchmark only).
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
+        const result = await next(args);
+        recordDynamoDbCall(
+          String(context.commandName),
+          (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity,
+        );
+        return result;
+      },
+      { step: 'initialize', name: 'fogbridgeUsageMeter' },
+    );
+  }
   return client;
 }
 

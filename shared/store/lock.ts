@@ -76,6 +76,6 @@ export async function withLock<T>(
     }
     if (Date.now() > deadline) return undefined;
     await new Promise((resolve) => setTimeout(resolve, delay + Math.random() * delay));
-    delay = Math.min(delay * 2, 500);
+    delay = Math.min(delay * 2, 200);
   }
 }

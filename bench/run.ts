@@ -1,0 +1,83 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startLocalRuntime } from '../infra/local/runtime.js';
+import { ApiClient } from '../test/support/client.js';
+import { runBurst } from './scenarios/burst.js';
+import { runChurn } from './scenarios/churn.js';
+import { runFanOut } from './scenarios/fan-out.js';
+import { Observer } from './support.js';
+
+/**
+ * `npm run bench [-- --quick] [--n 500 --clients 50 --agents 1000 --churn-seconds 30 --scenarios s1,s2,s3]`
+ * Runs the scenarios against the embedded runtime (real handlers, dynalite, fauxqs) and prints a table;
+ * the full results go to bench/results/<time>.json.
+ */
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    n: { type: 'string' },
+    clients: { type: 'string' },
+    agents: { type: 'string' },
+    'churn-seconds': { type: 'string' },
+    workers: { type: 'string', default: '4' },
+    scenarios: { type: 'string', default: 's1,s2,s3' },
+  },
+});
+const quick = values.quick;
+const settings = {
+  n: Number(values.n ?? (quick ? 100 : 500)),
+  clients: Number(values.clients ?? (quick ? 10 : 50)),
+  agents: Number(values.agents ?? (quick ? 50 : 1000)),
+  churnSeconds: Number(values['churn-seconds'] ?? (quick ? 5 : 30)),
+  workers: Number(values.workers),
+};
+const scenarios = new Set(values.scenarios.split(','));
+
+process.env.FOGBRIDGE_METER_USAGE = 'true';
+process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+const results: Record<string, unknown> = {
+  settings,
+  startedAt: new Date().toISOString(),
+  node: process.version,
+};
+
+async function withRuntime<T>(work: (api: ApiClient, observer: Observer) => Promise<T>): Promise<T> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'fogbridge-bench-'));
+  const runtime = await startLocalRuntime({
+    port: 0,
+    dataDir,
+    workerConcurrency: settings.workers,
+    sweepIntervalMs: 10_000,
+  });
+  try {
+    return await work(
+      new ApiClient(runtime.url, runtime.adminToken),
+      new Observer(runtime.dynamodbEndpoint, 'fogbridge'),
+    );
+  } finally {
+    await runtime.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// One runtime per process (the handlers read their configuration once), so the scenarios share it.
+await withRuntime(async (api, observer) => {
+  if (scenarios.has('s1')) results.s1 = await runBurst(api, observer, settings);
+  if (scenarios.has('s2')) results.s2 = await runFanOut(api, observer, settings);
+  if (scenarios.has('s3')) results.s3 = await runChurn(api, observer, settings);
+});
+
+mkdirSync('bench/results', { recursive: true });
+const file = join('bench/results', `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+writeFileSync(file, JSON.stringify(results, null, 2));
+console.log(`\nfull results: ${file}`);
+const failed = [results.s1, results.s3].some(
+  (r) =>
+    r &&
+    ((r as { lost?: number }).lost !== 0 ||
+      (r as { duplicatePorts?: number }).duplicatePorts !== 0 ||
+      ((r as { mismatches?: number }).mismatches ?? 0) !== 0),
+);
+process.exit(failed ? 1 : 0);

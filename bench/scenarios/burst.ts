@@ -1,0 +1,97 @@
+import { resetUsage, usage } from '../../shared/metrics/usage.js';
+import type { ApiClient } from '../../test/support/client.js';
+import { createAgent, type Observer, percentile, sleep, withClients } from '../support.js';
+
+/**
+ * S1 burst: N creates from C concurrent clients. Reports API latency, time to ready, convergence,
+ * hub writes, DynamoDB capacity and SQS messages per service, lost hub entries and duplicate ports.
+ */
+export async function runBurst(api: ApiClient, observer: Observer, settings: { n: number; clients: number }) {
+  const hub = await createAgent(api, { name: 's1-hub', host: 'hub.example.com' });
+  await sleep(500);
+  const hubBefore = await observer.routerConfig(hub);
+  resetUsage();
+  const names = Array.from({ length: settings.n }, (_, i) => `s1-${String(i).padStart(5, '0')}`);
+  const createdAt = new Map<string, number>();
+  const readyAt = new Map<string, number>();
+  const started = Date.now();
+
+  const latencies = await withClients(names, settings.clients, async (name) => {
+    const t0 = performance.now();
+    const response = await api.post('/api/v3/services', {
+      name,
+      type: 'external',
+      resource: `${name}.backend.example.com`,
+      targetPort: 443,
+      tags: ['fleet'],
+    });
+    const elapsed = performance.now() - t0;
+    if (response.status !== 201) throw new Error(`create ${name}: ${response.status} ${response.text}`);
+    createdAt.set(name, Date.now());
+    return elapsed;
+  });
+  const apiDone = Date.now();
+
+  for (;;) {
+    const now = Date.now();
+    for (const service of await observer.services()) {
+      if (
+        service.name.startsWith('s1-') &&
+        service.provisioningStatus === 'ready' &&
+        !readyAt.has(service.name)
+      ) {
+        readyAt.set(service.name, now);
+      }
+    }
+    if (readyAt.size >= settings.n) break;
+    if (now - apiDone > 600_000)
+      throw new Error(`S1: only ${readyAt.size}/${settings.n} ready after 10 minutes`);
+    await sleep(50);
+  }
+  const converged = Date.now();
+  const hubAfter = await observer.routerConfig(hub);
+  const services = (await observer.services()).filter((service) => service.name.startsWith('s1-'));
+  const ports = services.map((service) => service.bridgePort);
+  const lost = names.filter(
+    (name) =>
+      hubAfter.listeners[`${name}-listener`]?.port !==
+      String(services.find((s) => s.name === name)?.bridgePort),
+  ).length;
+  const timeToReady = names.map((name) => readyAt.get(name)! - createdAt.get(name)!);
+  const result = {
+    services: settings.n,
+    clients: settings.clients,
+    apiLatencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) },
+    timeToReadyMs: {
+      p50: percentile(timeToReady, 50),
+      p99: percentile(timeToReady, 99),
+      max: Math.max(...timeToReady),
+    },
+    convergenceMs: converged - started,
+    hubWrites: hubAfter.version - hubBefore.version,
+    hubWritesPerService: round(((hubAfter.version - hubBefore.version) / settings.n) * 100) / 100,
+    dynamodbReadUnitsPerService: round((usage.dynamodbReadUnits / settings.n) * 100) / 100,
+    dynamodbWriteUnitsPerService: round((usage.dynamodbWriteUnits / settings.n) * 100) / 100,
+    dynamodbCallsPerService:
+      round((Object.values(usage.dynamodbCalls).reduce((a, b) => a + b, 0) / settings.n) * 100) / 100,
+    sqsMessagesPerService: round((usage.sqsMessagesSent / settings.n) * 100) / 100,
+    lost,
+    duplicatePorts: ports.length - new Set(ports).size,
+  };
+  console.log('\nS1 burst');
+  console.table({
+    'creates / clients': `${settings.n} / ${settings.clients}`,
+    'API latency p50 / p99 (ms)': `${result.apiLatencyMs.p50} / ${result.apiLatencyMs.p99}`,
+    'time to ready p50 / p99 / max (ms)': `${result.timeToReadyMs.p50} / ${result.timeToReadyMs.p99} / ${result.timeToReadyMs.max}`,
+    'total convergence (ms)': result.convergenceMs,
+    'hub writes (per service)': `${result.hubWrites} (${result.hubWritesPerService})`,
+    'DynamoDB RCU / WCU per service': `${result.dynamodbReadUnitsPerService} / ${result.dynamodbWriteUnitsPerService}`,
+    'DynamoDB calls per service': result.dynamodbCallsPerService,
+    'SQS messages per service': result.sqsMessagesPerService,
+    'lost hub entries': result.lost,
+    'duplicate ports': result.duplicatePorts,
+  });
+  return result;
+}
+
+const round = (value: number) => Math.round(value);

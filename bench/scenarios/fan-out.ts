@@ -1,0 +1,95 @@
+import { resetUsage, usage } from '../../shared/metrics/usage.js';
+import type { ApiClient } from '../../test/support/client.js';
+import { createAgent, type Observer, sleep, withClients } from '../support.js';
+
+/**
+ * S2 fan-out: A agents tagged `all` must all get one new service's listener; then a tag change on the
+ * service makes every one of them reconcile again. Reports the time until every agent's config is
+ * right and the store reads per fog reconcile.
+ */
+export async function runFanOut(
+  api: ApiClient,
+  observer: Observer,
+  settings: { agents: number; clients: number },
+) {
+  const indexes = Array.from({ length: settings.agents }, (_, i) => i);
+  const agents = await withClients(indexes, settings.clients, (i) =>
+    createAgent(api, {
+      name: `s2-agent-${i}`,
+      host: `10.20.${Math.floor(i / 250)}.${i % 250}`,
+      tags: ['service.iofog.org/tag: all'],
+    }),
+  );
+  await waitForRouters(observer, agents, 600_000);
+
+  resetUsage();
+  const started = Date.now();
+  const created = await api.post<{ bridgePort: number }>('/api/v3/services', {
+    name: 's2-fanout',
+    type: 'external',
+    resource: 'fanout.example.com',
+    targetPort: 443,
+    tags: ['fanout'],
+  });
+  if (created.status !== 201) throw new Error(`S2 create: ${created.status} ${created.text}`);
+  await waitFor(
+    async () =>
+      (await Promise.all(agents.map((uuid) => observer.routerConfig(uuid)))).every(
+        (config) => config.listeners['s2-fanout-listener'],
+      ),
+    600_000,
+  );
+  const listenerEverywhereMs = Date.now() - started;
+  const createReconciles = usage.routerReconciles;
+  const createReads = usage.dynamodbReadUnits;
+
+  resetUsage();
+  const tagStarted = Date.now();
+  const patched = await api.patch('/api/v3/services/s2-fanout', { tags: ['fanout', 'renamed'] });
+  if (patched.status !== 204) throw new Error(`S2 patch: ${patched.status} ${patched.text}`);
+  await waitForRouters(observer, agents, 600_000, tagStarted);
+  const tagChangeMs = Date.now() - tagStarted;
+  const result = {
+    agents: settings.agents,
+    listenerOnEveryAgentMs: listenerEverywhereMs,
+    fogReconcilesForCreate: createReconciles,
+    readUnitsPerFogReconcileOnCreate: round2(createReads / Math.max(1, createReconciles)),
+    tagChangeConvergedMs: tagChangeMs,
+    fogReconcilesForTagChange: usage.routerReconciles,
+    readUnitsPerFogReconcileOnTagChange: round2(
+      usage.dynamodbReadUnits / Math.max(1, usage.routerReconciles),
+    ),
+  };
+  console.log('\nS2 fan-out');
+  console.table({
+    'agents tagged all': settings.agents,
+    'new service on every agent (ms)': result.listenerOnEveryAgentMs,
+    'fog reconciles (create)': result.fogReconcilesForCreate,
+    'DynamoDB RCU per fog reconcile (create)': result.readUnitsPerFogReconcileOnCreate,
+    'tag change converged on every agent (ms)': result.tagChangeConvergedMs,
+    'fog reconciles (tag change)': result.fogReconcilesForTagChange,
+    'DynamoDB RCU per fog reconcile (tag change)': result.readUnitsPerFogReconcileOnTagChange,
+  });
+  return result;
+}
+
+/** Waits until every router finished all requests made up to now. */
+async function waitForRouters(observer: Observer, routers: string[], timeoutMs: number, after = 0) {
+  await sleep(200);
+  await waitFor(async () => {
+    const states = await Promise.all(routers.map((uuid) => observer.routerRequests(uuid)));
+    return (
+      states.every((state) => state.requested > 0 && state.completed >= state.requested) && Date.now() > after
+    );
+  }, timeoutMs);
+}
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('S2: timed out');
+    await sleep(100);
+  }
+}
+
+const round2 = (value: number) => Math.round(value * 100) / 100;

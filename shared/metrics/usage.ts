@@ -1,0 +1,52 @@
+/**
+ * Process-wide counters of the work fogbridge asks of DynamoDB and SQS. Filled only when
+ * FOGBRIDGE_METER_USAGE=true (the benchmark turns it on), read by `npm run bench`.
+ */
+export interface Usage {
+  dynamodbReadUnits: number;
+  dynamodbWriteUnits: number;
+  dynamodbCalls: Record<string, number>;
+  sqsMessagesSent: number;
+  /** Router reconciles that computed (not skipped as already covered). */
+  routerReconciles: number;
+}
+
+export const usage: Usage = {
+  dynamodbReadUnits: 0,
+  dynamodbWriteUnits: 0,
+  dynamodbCalls: {},
+  sqsMessagesSent: 0,
+  routerReconciles: 0,
+};
+
+export function metering(): boolean {
+  return process.env.FOGBRIDGE_METER_USAGE === 'true';
+}
+
+export function resetUsage(): void {
+  usage.dynamodbReadUnits = 0;
+  usage.dynamodbWriteUnits = 0;
+  usage.dynamodbCalls = {};
+  usage.sqsMessagesSent = 0;
+  usage.routerReconciles = 0;
+}
+
+const READS = new Set([
+  'GetCommand',
+  'QueryCommand',
+  'ScanCommand',
+  'BatchGetCommand',
+  'GetItemCommand',
+  'QueryInput',
+]);
+
+/** Records one DynamoDB call and the capacity DynamoDB reported for it. */
+export function recordDynamoDbCall(commandName: string, consumed: unknown): void {
+  usage.dynamodbCalls[commandName] = (usage.dynamodbCalls[commandName] ?? 0) + 1;
+  const entries = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
+  for (const entry of entries as { CapacityUnits?: number }[]) {
+    const units = Number(entry.CapacityUnits ?? 0);
+    if (READS.has(commandName)) usage.dynamodbReadUnits += units;
+    else usage.dynamodbWriteUnits += units;
+  }
+}
