@@ -16,6 +16,7 @@ import {
 import { DEFAULT_BRIDGE } from '../domain/service.js';
 import { ContentionError } from '../errors.js';
 import { applyHubConfigMap } from '../k8s/hub-configmap.js';
+import { faultPoint } from '../faults.js';
 import { logger } from '../log/logger.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
@@ -94,6 +95,7 @@ async function reconcileRouterUnlocked(
     // Nothing to change (a router with no config yet whose desired state is its default counts too):
     // no write, and no change flag for the agent to chase.
     if (sameRouterConfig(base, next)) return { routerKey, managed: true, written: false, config: base };
+    faultPoint('router:before-write');
     if (await putRouterConfig(routerKey, next, current?.version ?? 0)) {
       if (agent) await raiseChangeFlag(agent.uuid, 'microserviceConfig');
       logger.debug('router config written', {

@@ -11,6 +11,7 @@ import {
 } from '../domain/router-objects.js';
 import { DEFAULT_BRIDGE } from '../domain/service.js';
 import { ReconcileError } from '../errors.js';
+import { faultPoint } from '../faults.js';
 import {
   applyKubernetesService,
   awaitLoadBalancerIngress,
@@ -48,6 +49,7 @@ export const portOwner = (row: Pick<ServiceRow, 'name' | 'incarnation'>) => `${r
  * worked from. Safe to repeat, to run late, or to run twice at once.
  */
 export async function reconcileService(message: ServiceReconcileMessage): Promise<void> {
+  faultPoint('service:start');
   let row = await getServiceRow(message.name);
   if (!row) return;
   if (message.generation <= row.observedGeneration && row.observedGeneration >= row.generation) return;
@@ -89,6 +91,8 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
     failure ??= 'No default router is registered: create the first agent or PUT /api/v3/router';
   }
 
+  faultPoint('service:after-hub-write');
+
   if (needsKubernetesService(row)) {
     if (row.deleted) await deleteKubernetesService(row.name);
     else if (!failure) {
@@ -111,7 +115,9 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   if (hubKey) fanOut.delete(hubKey);
   if (siteMoved) fanOut.delete(previousSite);
   await enqueueRouterReconciles(fanOut, row.name);
+  faultPoint('service:after-fan-out');
 
+  faultPoint('service:before-status-write');
   if (row.deleted) {
     await removeServiceTombstone(row.name, row.generation);
     return;

@@ -1,5 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { RouterConfig } from '../domain/router-config.js';
+import { faultArmed } from '../faults.js';
 import { documentClient, isConditionalCheckFailed, keys, tableName, withoutKeys } from './client.js';
 
 /** The router key of a standalone default router (registered by PUT /api/v3/router, no agent). */
@@ -75,6 +76,8 @@ export async function putRouterConfig(
   config: RouterConfig,
   expectedVersion: number,
 ): Promise<boolean> {
+  // Fault injection: behave as if another writer had won the race.
+  if (faultArmed('store:router-config-conflict')) return false;
   try {
     await documentClient().send(
       new PutCommand({
