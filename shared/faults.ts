@@ -18,7 +18,11 @@ export class InjectedFault extends Error {
 const armed = new Map<FaultPoint, { remaining: number; make: () => Error }>();
 
 /** Fails the next `times` passes through `point` with the error `make` returns. */
-export function armFault(point: FaultPoint, times: number, make: () => Error = () => new InjectedFault(`injected fault at ${point}`)) {
+export function armFault(
+  point: FaultPoint,
+  times: number,
+  make: () => Error = () => new InjectedFault(`injected fault at ${point}`),
+) {
   armed.set(point, { remaining: times, make });
 }
 

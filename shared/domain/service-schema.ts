@@ -91,6 +91,34 @@ const yamlService = z.strictObject({
 /** Largest YAML document accepted (the multipart field `service`). */
 export const MAX_YAML_BYTES = 64 * 1024;
 
+/** A Service document is a few levels deep; anything far deeper is hostile and is refused unparsed. */
+export const MAX_YAML_DEPTH = 32;
+
+/**
+ * The deepest nesting of a YAML text: flow brackets and block indentation, outside quotes and
+ * comments. An estimate, but one that never under-counts what a parser would have to recurse into.
+ */
+export function nestingDepth(source: string): number {
+  let deepest = 0;
+  let flow = 0;
+  for (const line of source.split('\n')) {
+    const indent = line.length - line.trimStart().length;
+    const content = line.trimStart();
+    if (content === '' || content.startsWith('#')) continue;
+    let quote: string | undefined;
+    for (const char of content) {
+      if (quote) {
+        if (char === quote) quote = undefined;
+      } else if (char === '"' || char === "'") quote = char;
+      else if (char === '#') break;
+      else if (char === '[' || char === '{') deepest = Math.max(deepest, ++flow + Math.floor(indent / 2));
+      else if (char === ']' || char === '}') flow = Math.max(0, flow - 1);
+    }
+    deepest = Math.max(deepest, Math.floor(indent / 2) + 1);
+  }
+  return deepest;
+}
+
 /** Parses a `kind: Service` YAML document into a service spec, reporting the first problem precisely. */
 export function parseServiceYaml(source: string): CreateServiceBody {
   if (Buffer.byteLength(source, 'utf8') > MAX_YAML_BYTES) {
@@ -99,6 +127,12 @@ export function parseServiceYaml(source: string): CreateServiceBody {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: YAML forbids these and they hint at a binary upload
   if (source.includes('\uFFFD') || /[\u0000-\u0008\u000e-\u001f]/.test(source)) {
     throw new ValidationError('Error parsing YAML: the document is not UTF-8 text');
+  }
+  const depth = nestingDepth(source);
+  if (depth > MAX_YAML_DEPTH) {
+    throw new ValidationError(
+      `Error parsing YAML: nesting is ${depth} levels deep; the limit is ${MAX_YAML_DEPTH}`,
+    );
   }
   const documents = parseAllDocuments(source, { uniqueKeys: true });
   if (!Array.isArray(documents)) throw new ValidationError('Error parsing YAML: empty document');

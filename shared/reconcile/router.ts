@@ -15,8 +15,8 @@ import {
 } from '../domain/router-objects.js';
 import { DEFAULT_BRIDGE } from '../domain/service.js';
 import { ContentionError } from '../errors.js';
-import { applyHubConfigMap } from '../k8s/hub-configmap.js';
 import { faultPoint } from '../faults.js';
+import { applyHubConfigMap } from '../k8s/hub-configmap.js';
 import { logger } from '../log/logger.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';

@@ -12,7 +12,7 @@ import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 type BadRequest =
   | { method: string; path: string; json: unknown }
   | { method: string; path: string; yaml: string; field?: string }
-  | { method: string; path: string; raw: string; contentType: string };
+  | { method: string; path: string; raw: string; contentType: string; latin1?: boolean };
 
 interface BadInputCase {
   title: string;
@@ -703,6 +703,91 @@ const cases: BadInputCase[] = [
     },
   },
 
+  // --- hostile documents and bodies -----------------------------------------------------------------
+  {
+    title: 'YAML nested 20,000 levels deep',
+    request: {
+      method: 'POST',
+      path: SERVICES_YAML,
+      yaml: `kind: Service\nmetadata:\n  name: deep\nspec: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`,
+    },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: 'Error parsing YAML: nesting is 20000 levels deep; the limit is 32',
+    },
+  },
+  {
+    title: 'YAML upload in Latin-1 (not UTF-8)',
+    request: {
+      method: 'POST',
+      path: SERVICES_YAML,
+      raw: [
+        '--fogbridge',
+        'Content-Disposition: form-data; name="service"; filename="service.yaml"',
+        'Content-Type: application/x-yaml',
+        '',
+        'kind: Service\nmetadata:\n  name: caf\u00e9\n',
+        '--fogbridge--',
+        '',
+      ].join('\r\n'),
+      contentType: 'multipart/form-data; boundary=fogbridge',
+      latin1: true,
+    },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: 'Error parsing YAML: the document is not UTF-8 text' },
+  },
+  {
+    title: 'unicode in the name (JSON)',
+    request: { method: 'POST', path: SERVICES, json: validJson({ name: 'chëckout' }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: new RegExp(`^Field 'name' ${DNS_LABEL_RULE}, got "chëckout"$`),
+    },
+  },
+  {
+    title: 'a control character in the name (YAML)',
+    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({}, { name: 'a\u0007b' }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: new RegExp(`^Field 'metadata.name' ${DNS_LABEL_RULE}, got "a\\\\u0007b"$`),
+    },
+  },
+  {
+    title: 'a control character in a tag (JSON)',
+    request: { method: 'POST', path: SERVICES, json: validJson({ tags: ['ok', 'bad\u0000tag'] }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'tags.1' must not contain control characters, got "bad\\u0000tag"`,
+    },
+  },
+  {
+    title: 'a JSON body over the 256 KiB limit',
+    request: {
+      method: 'POST',
+      path: SERVICES,
+      json: validJson({ tags: Array.from({ length: 300 }, () => 'x'.repeat(1000)) }),
+    },
+    expectedStatus: 413,
+    expectedBody: {
+      name: 'PayloadTooLargeError',
+      message: /^Request body is \d+ bytes; the limit is 262144 bytes$/,
+    },
+  },
+  {
+    title: 'an unknown field at the top of a YAML document',
+    request: {
+      method: 'POST',
+      path: SERVICES_YAML,
+      yaml: serviceYaml({}, {}, { status: { phase: 'ready' } }),
+    },
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: "Unknown field 'status'" },
+  },
+
   // --- last: when this case fails it has written a service, which must not disturb the cases above ----
   {
     title: 'YAML file larger than 64 KiB (valid service first, padding after)',
@@ -719,7 +804,7 @@ function send(request: BadRequest): Promise<ApiResponse<unknown>> {
   if ('yaml' in request) return api.postYaml(request.path, request.yaml, request.method, request.field);
   if ('raw' in request) {
     return api.request(request.method, request.path, {
-      body: request.raw,
+      body: request.latin1 ? Buffer.from(request.raw, 'latin1') : request.raw,
       headers: { 'content-type': request.contentType },
     });
   }
