@@ -7,6 +7,7 @@ import {
 import { provisionAgent } from '../../shared/commands/provisioning.js';
 import {
   type ApiEvent,
+  type ApiRoute,
   authenticatedAgent,
   httpApi,
   json,
@@ -15,7 +16,7 @@ import {
 } from '../../shared/http/api.js';
 
 /** The routes an Edgelet calls, with the reference controller's protocol. */
-export const handler = httpApi([
+export const routes: ApiRoute[] = [
   {
     method: 'POST',
     path: '/api/v3/agent/provision',
@@ -53,4 +54,6 @@ export const handler = httpApi([
         microservice: await getAgentMicroservice(authenticatedAgent(event), pathParameter(event, 'uuid')),
       }),
   },
-]);
+];
+
+export const handler = httpApi(routes);

@@ -1,9 +1,17 @@
 import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from '../../shared/commands/agents.js';
 import { issueProvisioningKey } from '../../shared/commands/provisioning.js';
 import { getAgentRouterConfig } from '../../shared/commands/router.js';
-import { type ApiEvent, httpApi, json, jsonBody, noContent, pathParameter } from '../../shared/http/api.js';
+import {
+  type ApiEvent,
+  type ApiRoute,
+  httpApi,
+  json,
+  jsonBody,
+  noContent,
+  pathParameter,
+} from '../../shared/http/api.js';
 
-export const handler = httpApi([
+export const routes: ApiRoute[] = [
   { method: 'GET', path: '/api/v3/iofog-list', handler: async () => json(200, { fogs: await listAgents() }) },
   {
     method: 'POST',
@@ -43,4 +51,6 @@ export const handler = httpApi([
     path: '/api/v3/iofog/{uuid}/router-config',
     handler: async (event: ApiEvent) => json(200, await getAgentRouterConfig(pathParameter(event, 'uuid'))),
   },
-]);
+];
+
+export const handler = httpApi(routes);

@@ -8,9 +8,17 @@ import {
   listMicroservices,
   updateMicroservice,
 } from '../../shared/commands/microservices.js';
-import { type ApiEvent, httpApi, json, jsonBody, noContent, pathParameter } from '../../shared/http/api.js';
+import {
+  type ApiEvent,
+  type ApiRoute,
+  httpApi,
+  json,
+  jsonBody,
+  noContent,
+  pathParameter,
+} from '../../shared/http/api.js';
 
-export const handler = httpApi([
+export const routes: ApiRoute[] = [
   {
     method: 'GET',
     path: '/api/v3/application',
@@ -57,4 +65,6 @@ export const handler = httpApi([
       return noContent();
     },
   },
-]);
+];
+
+export const handler = httpApi(routes);

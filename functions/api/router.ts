@@ -3,9 +3,9 @@ import {
   getHubRouterConfig,
   putDefaultRouterFromBody,
 } from '../../shared/commands/router.js';
-import { type ApiEvent, httpApi, json, jsonBody } from '../../shared/http/api.js';
+import { type ApiEvent, type ApiRoute, httpApi, json, jsonBody } from '../../shared/http/api.js';
 
-export const handler = httpApi([
+export const routes: ApiRoute[] = [
   { method: 'GET', path: '/api/v3/router', handler: async () => json(200, await getDefaultRouterView()) },
   {
     method: 'PUT',
@@ -17,4 +17,6 @@ export const handler = httpApi([
     path: '/api/v3/router/hub-config',
     handler: async () => json(200, await getHubRouterConfig()),
   },
-]);
+];
+
+export const handler = httpApi(routes);

@@ -12,6 +12,7 @@ import {
 import {
   type ApiEvent,
   type ApiResult,
+  type ApiRoute,
   httpApi,
   json,
   jsonBody,
@@ -24,7 +25,7 @@ import { multipartBody, multipartField } from '../../shared/http/multipart.js';
 const yamlRoute = (handler: (event: ApiEvent) => Promise<ApiResult>) =>
   middy<ApiEvent, ApiResult>().use(multipartBody()).handler(handler);
 
-export const handler = httpApi([
+export const routes: ApiRoute[] = [
   { method: 'GET', path: '/api/v3/services', handler: async () => json(200, await listServices()) },
   {
     method: 'POST',
@@ -76,4 +77,6 @@ export const handler = httpApi([
       return json(202, { name, provisioningStatus: 'pending' });
     },
   },
-]);
+];
+
+export const handler = httpApi(routes);

@@ -1,9 +1,9 @@
-import { httpApi, json } from '../../shared/http/api.js';
+import { type ApiRoute, httpApi, json } from '../../shared/http/api.js';
 
 const startedAt = Date.now();
 
 /** Liveness: the function answers, so the API is up (the local runtime listens only once ready). */
-export const handler = httpApi([
+export const routes: ApiRoute[] = [
   {
     method: 'GET',
     path: '/api/v3/status',
@@ -15,4 +15,6 @@ export const handler = httpApi([
         uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
       }),
   },
-]);
+];
+
+export const handler = httpApi(routes);

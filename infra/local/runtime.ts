@@ -88,6 +88,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 
   // Imported only now: the handlers read the environment set above when they first run.
   const [
+    openapi,
     agentFacing,
     services,
     agents,
@@ -99,6 +100,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     { sweep },
     { logger },
   ] = await Promise.all([
+    import('../../functions/api/openapi.js'),
     import('../../functions/api/agent.js'),
     import('../../functions/api/services.js'),
     import('../../functions/api/agents.js'),
@@ -148,6 +150,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   sweepTimer.unref();
 
   const adapter = apiGatewayAdapter([
+    { prefix: '/api/v3/openapi.json', functionName: 'fogbridge-api-openapi', handler: openapi.handler },
     { prefix: '/api/v3/agent/', functionName: 'fogbridge-api-agent', handler: agentFacing.handler },
     { prefix: '/api/v3/services', functionName: 'fogbridge-api-services', handler: services.handler },
     { prefix: '/api/v3/iofog', functionName: 'fogbridge-api-agents', handler: agents.handler },

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { createAgentBody, patchAgentBody, ROUTER_MODES } from '../domain/agent-schema.js';
+import {
+  createApplicationBody,
+  createMicroserviceBody,
+  patchMicroserviceBody,
+} from '../domain/registry-schema.js';
+import { K8S_SERVICE_TYPES, PROVISIONING_STATUSES, SERVICE_TYPES } from '../domain/service.js';
+import { createServiceBody, patchServiceBody } from '../domain/service-schema.js';
+import { CHANGE_FLAGS } from '../store/changes.js';
+
+/**
+ * The shapes of request and response bodies, as zod schemas: the request schemas are the ones the
+ * handlers validate with; the response schemas describe what they return. /api/v3/openapi.json is
+ * generated from these, so the document cannot drift from the code.
+ */
+export const errorBody = z.object({ name: z.string(), message: z.string() }).strict();
+
+export const serviceView = z
+  .object({
+    name: z.string(),
+    type: z.enum(SERVICE_TYPES),
+    resource: z.string(),
+    targetPort: z.number().int(),
+    servicePort: z.number().int().nullable(),
+    k8sType: z.enum(K8S_SERVICE_TYPES).nullable(),
+    defaultBridge: z.string(),
+    bridgePort: z.number().int().nullable(),
+    serviceEndpoint: z.string().nullable(),
+    tags: z.array(z.string()),
+    provisioningStatus: z.enum(PROVISIONING_STATUSES),
+    provisioningError: z.string().nullable(),
+  })
+  .strict();
+
+export const agentView = z
+  .object({
+    uuid: z.string(),
+    name: z.string(),
+    host: z.string().nullable(),
+    tags: z.array(z.string()),
+    routerMode: z.enum(ROUTER_MODES),
+    messagingPort: z.number().int().nullable(),
+    interRouterPort: z.number().int().nullable(),
+    edgeRouterPort: z.number().int().nullable(),
+    upstreamRouters: z.array(z.string()),
+    isSystem: z.boolean(),
+    natsMode: z.string(),
+    warnings: z.array(z.string()).optional(),
+  })
+  .strict();
+
+export const createdAgent = z.object({ uuid: z.string(), warnings: z.array(z.string()).optional() }).strict();
+export const applicationView = z.object({ name: z.string(), createdAt: z.string() }).passthrough();
+export const microserviceView = z
+  .object({
+    uuid: z.string(),
+    name: z.string(),
+    application: z.string(),
+    iofogUuid: z.string(),
+    hostNetworkMode: z.boolean(),
+  })
+  .strict();
+export const createdMicroservice = z.object({ uuid: z.string() }).strict();
+export const defaultRouterView = z
+  .object({
+    host: z.string(),
+    messagingPort: z.number().int(),
+    interRouterPort: z.number().int(),
+    edgeRouterPort: z.number().int(),
+  })
+  .strict();
+export const putRouterBody = z
+  .object({
+    host: z.string(),
+    messagingPort: z.number().int().optional(),
+    interRouterPort: z.number().int().optional(),
+    edgeRouterPort: z.number().int().optional(),
+  })
+  .strict();
+export const routerConfigView = z
+  .object({
+    bridges: z
+      .object({
+        tcpListeners: z
+          .record(z.string(), z.object({ name: z.string(), port: z.string(), address: z.string() }))
+          .optional(),
+        tcpConnectors: z
+          .record(
+            z.string(),
+            z.object({
+              name: z.string(),
+              host: z.string(),
+              port: z.string(),
+              address: z.string(),
+              processId: z.string(),
+            }),
+          )
+          .optional(),
+      })
+      .passthrough()
+      .optional(),
+  })
+  .passthrough();
+export const reconcileAccepted = z
+  .object({ name: z.string(), provisioningStatus: z.literal('pending') })
+  .strict();
+export const statusView = z
+  .object({ status: z.literal('online'), timestamp: z.number(), uptimeSeconds: z.number() })
+  .strict();
+export const provisioningKeyView = z.object({ key: z.string(), expirationTime: z.number() }).strict();
+export const provisionBody = z
+  .object({ type: z.union([z.number().int(), z.string()]), key: z.string() })
+  .strict();
+export const provisionedView = z
+  .object({ uuid: z.string(), privateKey: z.string(), namespace: z.string() })
+  .strict();
+export const changesView = z
+  .object({
+    ...Object.fromEntries(CHANGE_FLAGS.map((flag) => [flag, z.boolean()])),
+    lastUpdated: z.number().int(),
+  })
+  .strict();
+export const ackBody = z.object({ lastUpdated: z.number().int() }).strict();
+export const agentMicroserviceView = z
+  .object({
+    uuid: z.string(),
+    name: z.string(),
+    application: z.string(),
+    config: z.string(),
+    rebuild: z.boolean(),
+    hostNetworkMode: z.boolean(),
+    portMappings: z.array(z.unknown()),
+    volumeMappings: z.array(z.unknown()),
+    env: z.array(z.unknown()),
+    isRouter: z.boolean(),
+    isNats: z.boolean(),
+  })
+  .strict();
+
+export const requestSchemas = {
+  createServiceBody,
+  patchServiceBody,
+  createAgentBody,
+  patchAgentBody,
+  createApplicationBody,
+  createMicroserviceBody,
+  patchMicroserviceBody,
+};
