@@ -282,14 +282,31 @@ async function checkRouterModeChange(row: AgentRow, routerMode: RouterMode) {
  * router's upstream, nor be the system agent while it is the default router. Its microservices go too.
  */
 export async function deleteAgent(uuid: string): Promise<void> {
-  const row = await requireAgent(uuid);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    // Re-read on every attempt: a concurrent delete makes this a 404, a concurrent change re-checks.
+    const row = await requireAgent(uuid);
+    const runsDefaultRouter = await checkAgentDeletable(row);
+    for (const microservice of await listMicroservicesByAgent(uuid)) await deleteMicroservice(microservice);
+    await setAgentTokens(uuid, [], row.appliedTokens);
+    if (!(await deleteAgentRow(row))) continue;
+    await deleteAgentCredentials(uuid);
+    if (row.isSystem) await releaseSystemAgent(uuid);
+    if (runsDefaultRouter) await deleteDefaultRouter();
+    await enqueueRouterReconciles([uuid]);
+    return;
+  }
+  throw new ContentionError(`Agent ${uuid} is being changed concurrently; retry the request`);
+}
+
+/** Refuses to delete an agent something depends on; returns whether it runs the default router. */
+async function checkAgentDeletable(row: AgentRow): Promise<boolean> {
   const [backed, bridged, agents, defaultRouter] = await Promise.all([
-    listServicesBySite(uuid),
-    listServicesByHub(uuid),
+    listServicesBySite(row.uuid),
+    listServicesByHub(row.uuid),
     listAgentRows(),
     getDefaultRouter(),
   ]);
-  const runsDefaultRouter = defaultRouter?.agentUuid === uuid;
+  const runsDefaultRouter = defaultRouter?.agentUuid === row.uuid;
   const onDefaultRouter = runsDefaultRouter
     ? [...(await listServicesByHub(DEFAULT_BRIDGE)), ...(await listServicesBySite(DEFAULT_BRIDGE))]
     : [];
@@ -299,7 +316,7 @@ export async function deleteAgent(uuid: string): Promise<void> {
       `Agent ${row.name} is used by services ${[...new Set(dependants)].join(', ')}; delete them first`,
     );
   }
-  const downstream = agents.filter((agent) => agent.upstreamRouters.includes(uuid));
+  const downstream = agents.filter((agent) => agent.upstreamRouters.includes(row.uuid));
   if (downstream.length > 0) {
     throw new ConflictError(
       `Agent ${row.name} is the upstream router of ${downstream.map((a) => a.name).join(', ')}`,
@@ -308,12 +325,5 @@ export async function deleteAgent(uuid: string): Promise<void> {
   if (runsDefaultRouter && agents.length > 1) {
     throw new ConflictError(`Agent ${row.name} runs the default router; delete the other agents first`);
   }
-  for (const microservice of await listMicroservicesByAgent(uuid)) await deleteMicroservice(microservice);
-  await setAgentTokens(uuid, [], row.appliedTokens);
-  if (!(await deleteAgentRow(row)))
-    throw new ContentionError(`Agent ${uuid} changed during delete; retry the request`);
-  await deleteAgentCredentials(uuid);
-  if (row.isSystem) await releaseSystemAgent(uuid);
-  if (runsDefaultRouter) await deleteDefaultRouter();
-  await enqueueRouterReconciles([uuid]);
+  return runsDefaultRouter;
 }
