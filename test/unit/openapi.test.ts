@@ -29,11 +29,10 @@ describe('the OpenAPI document', () => {
   it('takes the request schema from the zod schema the handler validates with', () => {
     // Act
     const document = buildOpenApi(allRoutes(), docs, { version: 'test' });
-    const body = (
-      document.paths['/api/v3/services']?.post as {
-        requestBody: { content: Record<string, { schema: unknown }> };
-      }
-    ).requestBody.content['application/json']?.schema;
+    const operation = document.paths['/api/v3/services']!.post as {
+      requestBody: { content: Record<string, { schema: unknown }> };
+    };
+    const body = operation.requestBody.content['application/json']?.schema;
 
     // Assess
     expect(body).toMatchObject({
