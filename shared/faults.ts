@@ -9,7 +9,9 @@ export type FaultPoint =
   | 'service:after-fan-out'
   | 'service:before-status-write'
   | 'router:before-write'
-  | 'store:router-config-conflict';
+  | 'store:router-config-conflict'
+  | 'k8s:read-configmap'
+  | 'k8s:replace-configmap';
 
 export class InjectedFault extends Error {
   override name = 'InjectedFault';

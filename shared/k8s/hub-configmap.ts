@@ -7,6 +7,7 @@ import {
   skrouterdAsRouterConfig,
 } from '../domain/skrouterd.js';
 import { ContentionError, ReconcileError } from '../errors.js';
+import { faultPoint } from '../faults.js';
 import { coreApi, statusOf } from './client.js';
 
 export const HUB_CONFIGMAP = 'iofog-router';
@@ -31,6 +32,7 @@ export async function applyHubConfigMap(desired: DesiredBridges): Promise<HubWri
   for (let attempt = 0; attempt < 10; attempt++) {
     let configMap: Awaited<ReturnType<typeof api.readNamespacedConfigMap>>;
     try {
+      faultPoint('k8s:read-configmap');
       configMap = await api.readNamespacedConfigMap({ name: HUB_CONFIGMAP, namespace });
     } catch (error) {
       if (statusOf(error) === 404) {
@@ -57,6 +59,7 @@ export async function applyHubConfigMap(desired: DesiredBridges): Promise<HubWri
       return { written: false, entries: current, view: skrouterdAsRouterConfig(current) };
     }
     try {
+      faultPoint('k8s:replace-configmap');
       await api.replaceNamespacedConfigMap({
         name: HUB_CONFIGMAP,
         namespace,

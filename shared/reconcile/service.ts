@@ -80,7 +80,15 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
     // A lock holder applies every pending hub change at once: if the hub already reflects this
     // service, there is nothing to write and no reason to queue for the lock.
     const reflected = hubMismatch(row, await currentHubDocument(hubKey)) === undefined;
-    const hub = reflected ? undefined : await reconcileRouter(hubKey);
+    let hub: Awaited<ReturnType<typeof reconcileRouter>> | undefined;
+    try {
+      hub = reflected ? undefined : await reconcileRouter(hubKey);
+    } catch (error) {
+      // A hub that cannot be written as things stand (the operator's ConfigMap missing or malformed)
+      // fails the service with the reason; anything else is retried.
+      if (!(error instanceof ReconcileError) || row.deleted) throw error;
+      failure ??= error.message;
+    }
     if (hub?.managed) {
       const mismatch = hubMismatch(row, hub.config);
       if (mismatch) throw new ReconcileError(`${mismatch} (index lag); retrying`);

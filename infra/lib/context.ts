@@ -1,0 +1,274 @@
+import type { IConstruct } from 'constructs';
+import { z } from 'zod';
+
+/**
+ * Every deploy-time setting of the CDK app, read from CDK context (`-c key=value` on the command line or
+ * `"context"` in cdk.json) and validated here, in one place. A missing or bad value fails synth with a
+ * message naming the context key and showing how to pass it.
+ */
+export class ContextError extends Error {
+  override name = 'ContextError';
+}
+
+/** Context from the command line arrives as strings; cdk.json may hold real booleans and numbers. */
+const flag = z.preprocess((value) => {
+  if (typeof value !== 'string') return value;
+  const lowered = value.trim().toLowerCase();
+  if (lowered === 'true') return true;
+  if (lowered === 'false') return false;
+  return value;
+}, z.boolean());
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/** Optional text: an empty string counts as absent, so `-c componentLabelDomain=` clears a cdk.json value. */
+const optionalText = z.preprocess(
+  (value) => (value === '' || value === null ? undefined : value),
+  z.string().min(1).optional(),
+);
+
+const httpsUrl = z.url({ protocol: /^https$/, error: 'must be an https:// URL' });
+
+/** CloudWatch Logs accepts only these retention periods. */
+export const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+] as const;
+
+const shape = {
+  /** CloudFormation stack name. */
+  stackName: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/, 'must be a valid stack name')
+    .default('fogbridge'),
+  /** Prefix for the queue names (`<prefix>service-reconcile.fifo`), for two deployments in one region. */
+  namePrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{0,40}$/, 'may hold only letters, digits, - and _ (40 at most)')
+    .default(''),
+
+  // The controller's behaviour (same names and defaults as shared/config.ts).
+  controlPlane: z.enum(['remote', 'kubernetes']).default('remote'),
+  controllerNamespace: z.string().min(1).default('default'),
+  controllerName: z.string().min(1).default('pot'),
+  bridgePortsRange: z
+    .string()
+    .regex(/^\d{1,5}-\d{1,5}$/, 'must look like 10024-65535')
+    .refine((value) => {
+      const [from, to] = value.split('-').map(Number) as [number, number];
+      return from >= 1 && to <= 65535 && from <= to;
+    }, 'must be an ascending range within 1-65535')
+    .default('10024-65535'),
+  serviceAnnotationTag: z.string().min(1).default('service.iofog.org/tag'),
+  appLabel: z.string().min(1).default('iofog'),
+  distribution: z.enum(['datasance', 'iofog']).default('datasance'),
+  componentLabelDomain: optionalText,
+  logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+  hubLockLeaseMs: int(1000, 900_000).default(20_000),
+  pendingGraceMs: int(1000, 86_400_000).default(60_000),
+  loadBalancerPollAttempts: int(1, 100).default(10),
+  loadBalancerPollIntervalMs: int(100, 60_000).default(2_000),
+
+  // User authentication: API Gateway's JWT authorizer and the functions' own role check.
+  authIssuer: httpsUrl,
+  authAudience: z.string().min(1),
+  /** JWKS the functions verify user tokens with; defaults to `<authIssuer>/.well-known/jwks.json`. */
+  authJwksUrl: httpsUrl.optional(),
+  /** A public key (PEM or JWK) instead of a JWKS endpoint. */
+  authPublicKey: optionalText,
+  authRolesClaim: z.string().min(1).default('roles'),
+  agentTokenMaxLifetimeSeconds: int(1, 86_400).default(600),
+  provisioningKeyTtlSeconds: int(1, 86_400).default(600),
+
+  // Queues and workers.
+  maxReceiveCount: int(1, 1000).default(5),
+  /** Lambda's SQS maximum concurrency per worker (2 to 1000). */
+  maxConcurrency: int(2, 1000).default(5),
+  /** FIFO event sources take at most 10 records per batch. */
+  batchSize: int(1, 10).default(10),
+  workerTimeoutSeconds: int(10, 900).default(60),
+  workerMemoryMb: int(128, 10_240).default(512),
+  /** HTTP APIs wait at most 30 s for an integration. */
+  apiTimeoutSeconds: int(3, 29).default(15),
+  apiMemoryMb: int(128, 10_240).default(512),
+  sweepMinutes: int(1, 1440).default(1),
+  apiThrottleRateLimit: int(1, 10_000).default(50),
+  apiThrottleBurstLimit: int(1, 5_000).default(100),
+
+  // Observability.
+  logRetentionDays: z.coerce
+    .number()
+    .refine((value) => (LOG_RETENTION_DAYS as readonly number[]).includes(value), {
+      message: `must be one of ${LOG_RETENTION_DAYS.join(', ')}`,
+    })
+    .default(30),
+  queueAgeAlarmSeconds: int(60, 1_209_600).default(900),
+  /** SNS topic the queue alarms notify; none by default. */
+  alarmTopicArn: z
+    .preprocess(
+      (value) => (value === '' ? undefined : value),
+      z
+        .string()
+        .regex(/^arn:aws[a-z-]*:sns:/, 'must be an SNS topic ARN')
+        .optional(),
+    )
+    .optional(),
+
+  // EKS (controlPlane=kubernetes).
+  eksClusterName: optionalText,
+  eksClusterEndpoint: httpsUrl.optional(),
+  /** Base64 PEM of the cluster CA, as `aws eks describe-cluster` returns it. */
+  eksClusterCa: optionalText,
+  eksPrivateEndpoint: flag.default(false),
+  vpcId: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z
+      .string()
+      .regex(/^vpc-([0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a VPC id (vpc-...)')
+      .optional(),
+  ),
+  /** Comma-separated subnet ids. */
+  subnetIds: z.preprocess(
+    (value) =>
+      value === '' || value === undefined
+        ? undefined
+        : Array.isArray(value)
+          ? value
+          : String(value)
+              .split(',')
+              .map((id) => id.trim())
+              .filter((id) => id !== ''),
+    z
+      .array(z.string().regex(/^subnet-([0-9a-f]{8}|[0-9a-f]{17})$/, 'must be subnet ids (subnet-...)'))
+      .min(1)
+      .optional(),
+  ),
+  securityGroupId: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z
+      .string()
+      .regex(/^sg-([0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a security group id (sg-...)')
+      .optional(),
+  ),
+};
+
+export type ContextKey = keyof typeof shape;
+export const CONTEXT_KEYS = Object.keys(shape) as ContextKey[];
+
+const schema = z.object(shape);
+type Parsed = z.infer<typeof schema>;
+
+export interface FogbridgeSettings extends Omit<Parsed, 'authJwksUrl'> {
+  authJwksUrl: string;
+  /** Visibility timeout of the reconcile queues: 6 × the worker timeout, as Lambda recommends. */
+  visibilityTimeoutSeconds: number;
+  eks:
+    | {
+        clusterName: string;
+        endpoint: string;
+        certificateAuthority: string;
+        /** Present when the workers run in the VPC to reach a private cluster endpoint. */
+        network: { vpcId: string; subnetIds: string[]; securityGroupId: string } | undefined;
+      }
+    | undefined;
+}
+
+/** Example values for the error message, so it shows a working command line. */
+const EXAMPLES: Partial<Record<ContextKey, string>> = {
+  authIssuer: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf',
+  authAudience: 'fogbridge',
+  eksClusterName: 'my-cluster',
+  eksClusterEndpoint: 'https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
+  eksClusterCa:
+    '$(aws eks describe-cluster --name my-cluster --query cluster.certificateAuthority.data --output text)',
+  vpcId: 'vpc-0123456789abcdef0',
+  subnetIds: 'subnet-0123456789abcdef0,subnet-0fedcba9876543210',
+  securityGroupId: 'sg-0123456789abcdef0',
+};
+
+function howToPass(key: ContextKey): string {
+  return `pass it as "cdk synth -c ${key}=${EXAMPLES[key] ?? '...'}" or set "${key}" under "context" in cdk.json`;
+}
+
+function missing(key: ContextKey, why?: string): ContextError {
+  return new ContextError(`Context key "${key}" is required${why ? ` ${why}` : ''}: ${howToPass(key)}`);
+}
+
+/** Reads and validates every context key; throws a ContextError naming the first bad or missing one. */
+export function readSettings(scope: IConstruct): FogbridgeSettings {
+  const raw: Record<string, unknown> = {};
+  for (const key of CONTEXT_KEYS) {
+    const value: unknown = scope.node.tryGetContext(key);
+    if (value !== undefined) raw[key] = value;
+  }
+  return parseSettings(raw);
+}
+
+export function parseSettings(raw: Record<string, unknown>): FogbridgeSettings {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = String(issue.path[0]) as ContextKey;
+    if (raw[key] === undefined) throw missing(key);
+    throw new ContextError(
+      `Context key "${key}"=${JSON.stringify(raw[key])} is invalid: ${issue.message}; ${howToPass(key)}`,
+    );
+  }
+  const settings = parsed.data;
+
+  if (settings.hubLockLeaseMs >= settings.workerTimeoutSeconds * 1000) {
+    throw new ContextError(
+      `Context key "hubLockLeaseMs"=${settings.hubLockLeaseMs} must be shorter than the worker timeout ` +
+        `(workerTimeoutSeconds=${settings.workerTimeoutSeconds}); lower it or raise workerTimeoutSeconds`,
+    );
+  }
+  const pollMs = settings.loadBalancerPollAttempts * settings.loadBalancerPollIntervalMs;
+  if (settings.controlPlane === 'kubernetes' && pollMs >= settings.workerTimeoutSeconds * 1000) {
+    throw new ContextError(
+      `Context keys "loadBalancerPollAttempts" × "loadBalancerPollIntervalMs" (${pollMs} ms) must fit in the ` +
+        `worker timeout (workerTimeoutSeconds=${settings.workerTimeoutSeconds})`,
+    );
+  }
+  if (settings.queueAgeAlarmSeconds < settings.workerTimeoutSeconds) {
+    throw new ContextError(
+      `Context key "queueAgeAlarmSeconds"=${settings.queueAgeAlarmSeconds} must be at least the worker timeout ` +
+        `(workerTimeoutSeconds=${settings.workerTimeoutSeconds}), or every slow batch raises the alarm`,
+    );
+  }
+
+  let eks: FogbridgeSettings['eks'];
+  if (settings.controlPlane === 'kubernetes') {
+    const why = 'when controlPlane=kubernetes';
+    if (!settings.eksClusterName) throw missing('eksClusterName', why);
+    if (!settings.eksClusterEndpoint) throw missing('eksClusterEndpoint', why);
+    if (!settings.eksClusterCa) throw missing('eksClusterCa', why);
+    let network: { vpcId: string; subnetIds: string[]; securityGroupId: string } | undefined;
+    if (settings.eksPrivateEndpoint) {
+      const vpcWhy = 'when eksPrivateEndpoint=true';
+      if (!settings.vpcId) throw missing('vpcId', vpcWhy);
+      if (!settings.subnetIds) throw missing('subnetIds', vpcWhy);
+      if (!settings.securityGroupId) throw missing('securityGroupId', vpcWhy);
+      network = {
+        vpcId: settings.vpcId,
+        subnetIds: settings.subnetIds,
+        securityGroupId: settings.securityGroupId,
+      };
+    }
+    eks = {
+      clusterName: settings.eksClusterName,
+      endpoint: settings.eksClusterEndpoint,
+      certificateAuthority: settings.eksClusterCa,
+      network,
+    };
+  } else if (settings.eksPrivateEndpoint) {
+    throw new ContextError(
+      'Context key "eksPrivateEndpoint"=true needs controlPlane=kubernetes: pass "-c controlPlane=kubernetes" too',
+    );
+  }
+
+  return {
+    ...settings,
+    authJwksUrl: settings.authJwksUrl ?? `${settings.authIssuer.replace(/\/+$/, '')}/.well-known/jwks.json`,
+    visibilityTimeoutSeconds: 6 * settings.workerTimeoutSeconds,
+    eks,
+  };
+}
