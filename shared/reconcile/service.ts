@@ -79,7 +79,8 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   if (hubKey) {
     // A lock holder applies every pending hub change at once: if the hub already reflects this
     // service, there is nothing to write and no reason to queue for the lock.
-    const reflected = hubMismatch(row, await currentHubDocument(hubKey)) === undefined;
+    const document = await currentHubDocument(hubKey);
+    const reflected = document !== undefined && hubMismatch(row, document) === undefined;
     let hub: Awaited<ReturnType<typeof reconcileRouter>> | undefined;
     try {
       hub = reflected ? undefined : await reconcileRouter(hubKey);
