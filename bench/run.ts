@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startLocalRuntime } from '../infra/local/runtime.js';
 import { ApiClient } from '../test/support/client.js';
-import { runBurst } from './scenarios/burst.js';
+import { type HubDocument, runBurst } from './scenarios/burst.js';
 import { runChurn } from './scenarios/churn.js';
 import { runFanOut } from './scenarios/fan-out.js';
 import { Observer } from './support.js';
@@ -23,8 +23,10 @@ const { values } = parseArgs({
     'churn-seconds': { type: 'string' },
     workers: { type: 'string', default: '4' },
     scenarios: { type: 'string', default: 's1,s2,s3' },
+    'control-plane': { type: 'string', default: 'remote' },
   },
 });
+const kubernetes = values['control-plane'] === 'kubernetes';
 const quick = values.quick;
 const settings = {
   n: Number(values.n ?? (quick ? 100 : 500)),
@@ -33,7 +35,8 @@ const settings = {
   churnSeconds: Number(values['churn-seconds'] ?? (quick ? 5 : 30)),
   workers: Number(values.workers),
 };
-const scenarios = new Set(values.scenarios.split(','));
+// S2 and S3 are about agents and churn, the same on both control planes: on Kubernetes only S1 runs.
+const scenarios = new Set(kubernetes ? ['s1'] : values.scenarios.split(','));
 
 process.env.FOGBRIDGE_METER_USAGE = 'true';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
@@ -45,11 +48,13 @@ const results: Record<string, unknown> = {
 
 async function withRuntime<T>(work: (api: ApiClient, observer: Observer) => Promise<T>): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fogbridge-bench-'));
+  const kube = kubernetes ? await startKubernetesHub() : undefined;
   const runtime = await startLocalRuntime({
     port: 0,
     dataDir,
     workerConcurrency: settings.workers,
     sweepIntervalMs: 10_000,
+    env: kube?.env,
   });
   try {
     return await work(
@@ -58,13 +63,58 @@ async function withRuntime<T>(work: (api: ApiClient, observer: Observer) => Prom
     );
   } finally {
     await runtime.stop();
+    await kube?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
+let kubernetesHub: HubDocument | undefined;
+
+/** Kubernetes mode: the test kube-apiserver (built and cached by the k8s test tier) with the operator's ConfigMap. */
+async function startKubernetesHub() {
+  const { startKubeApiserver } = await import('../test/k8s/harness.js');
+  const { KubeClient } = await import('../test/k8s/http.js');
+  const { operatorTemplate } = await import('../test/fixtures/operator-skrouterd.js');
+  const kube = await startKubeApiserver();
+  const client = new KubeClient({ url: kube.url, token: kube.token, caFile: kube.caFile });
+  await client.post('/api/v1/namespaces', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'iofog' },
+  });
+  await client.post('/api/v1/namespaces/iofog/configmaps', {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'iofog-router', namespace: 'iofog' },
+    data: { 'skrouterd.json': JSON.stringify(operatorTemplate('iofog')) },
+  });
+  kubernetesHub = {
+    controlPlane: 'kubernetes',
+    setUp: async () => undefined,
+    listeners: async () => {
+      const { body } = await client.get<{ data: Record<string, string> }>(
+        '/api/v1/namespaces/iofog/configmaps/iofog-router',
+      );
+      const entries = JSON.parse(body.data['skrouterd.json']!) as [string, { name: string; port: string }][];
+      return Object.fromEntries(
+        entries.filter(([type]) => type === 'tcpListener').map(([, listener]) => [listener.name, listener]),
+      );
+    },
+  };
+  return {
+    env: { CONTROL_PLANE: 'kubernetes', CONTROLLER_NAMESPACE: 'iofog', KUBECONFIG: kube.kubeconfigPath },
+    stop: kube.stop,
+  };
+}
+
 // One runtime per process (the handlers read their configuration once), so the scenarios share it.
 await withRuntime(async (api, observer) => {
-  if (scenarios.has('s1')) results.s1 = await runBurst(api, observer, settings);
+  if (kubernetesHub) {
+    const registered = await api.put('/api/v3/router', { host: 'router.example.com' });
+    if (registered.status !== 200)
+      throw new Error(`PUT /api/v3/router: ${registered.status} ${registered.text}`);
+  }
+  if (scenarios.has('s1')) results.s1 = await runBurst(api, observer, settings, kubernetesHub);
   if (scenarios.has('s2')) results.s2 = await runFanOut(api, observer, settings);
   if (scenarios.has('s3')) results.s3 = await runChurn(api, observer, settings);
 });

@@ -6,10 +6,14 @@ import { createAgent, type Observer, percentile, sleep, withClients } from '../s
  * S1 burst: N creates from C concurrent clients. Reports API latency, time to ready, convergence,
  * hub writes, DynamoDB capacity and SQS messages per service, lost hub entries and duplicate ports.
  */
-export async function runBurst(api: ApiClient, observer: Observer, settings: { n: number; clients: number }) {
-  const hub = await createAgent(api, { name: 's1-hub', host: 'hub.example.com' });
+export async function runBurst(
+  api: ApiClient,
+  observer: Observer,
+  settings: { n: number; clients: number },
+  hub: HubDocument = remoteHub(api, observer),
+) {
+  await hub.setUp();
   await sleep(500);
-  const hubBefore = await observer.routerConfig(hub);
   resetUsage();
   const names = Array.from({ length: settings.n }, (_, i) => `s1-${String(i).padStart(5, '0')}`);
   const createdAt = new Map<string, number>();
@@ -24,6 +28,8 @@ export async function runBurst(api: ApiClient, observer: Observer, settings: { n
       resource: `${name}.backend.example.com`,
       targetPort: 443,
       tags: ['fleet'],
+      // On Kubernetes every external service also gets a Kubernetes Service in front of the hub.
+      ...(hub.controlPlane === 'kubernetes' ? { servicePort: 443, k8sType: 'ClusterIP' } : {}),
     });
     const elapsed = performance.now() - t0;
     if (response.status !== 201) throw new Error(`create ${name}: ${response.status} ${response.text}`);
@@ -49,13 +55,12 @@ export async function runBurst(api: ApiClient, observer: Observer, settings: { n
     await sleep(50);
   }
   const converged = Date.now();
-  const hubAfter = await observer.routerConfig(hub);
+  const hubListeners = await hub.listeners();
   const services = (await observer.services()).filter((service) => service.name.startsWith('s1-'));
   const ports = services.map((service) => service.bridgePort);
   const lost = names.filter(
     (name) =>
-      hubAfter.listeners[`${name}-listener`]?.port !==
-      String(services.find((s) => s.name === name)?.bridgePort),
+      hubListeners[`${name}-listener`]?.port !== String(services.find((s) => s.name === name)?.bridgePort),
   ).length;
   const timeToReady = names.map((name) => readyAt.get(name)! - createdAt.get(name)!);
   const result = {
@@ -68,8 +73,9 @@ export async function runBurst(api: ApiClient, observer: Observer, settings: { n
       max: Math.max(...timeToReady),
     },
     convergenceMs: converged - started,
-    hubWrites: hubAfter.version - hubBefore.version,
-    hubWritesPerService: round(((hubAfter.version - hubBefore.version) / settings.n) * 100) / 100,
+    controlPlane: hub.controlPlane,
+    hubWrites: usage.hubWrites,
+    hubWritesPerService: Math.round((usage.hubWrites / settings.n) * 100) / 100,
     dynamodbReadUnitsPerService: round((usage.dynamodbReadUnits / settings.n) * 100) / 100,
     dynamodbWriteUnitsPerService: round((usage.dynamodbWriteUnits / settings.n) * 100) / 100,
     dynamodbCallsPerService:
@@ -78,7 +84,7 @@ export async function runBurst(api: ApiClient, observer: Observer, settings: { n
     lost,
     duplicatePorts: ports.length - new Set(ports).size,
   };
-  console.log('\nS1 burst');
+  console.log(`\nS1 burst (${hub.controlPlane} control plane)`);
   console.table({
     'creates / clients': `${settings.n} / ${settings.clients}`,
     'API latency p50 / p99 (ms)': `${result.apiLatencyMs.p50} / ${result.apiLatencyMs.p99}`,
@@ -95,3 +101,22 @@ export async function runBurst(api: ApiClient, observer: Observer, settings: { n
 }
 
 const round = (value: number) => Math.round(value);
+
+/** Where the hub document lives: the default router's config (remote) or the operator's ConfigMap. */
+export interface HubDocument {
+  controlPlane: 'remote' | 'kubernetes';
+  setUp: () => Promise<void>;
+  listeners: () => Promise<Record<string, { port: string }>>;
+}
+
+/** Remote control plane: the first agent becomes the system agent, and its router is the hub. */
+export function remoteHub(api: ApiClient, observer: Observer): HubDocument {
+  let hubKey = '';
+  return {
+    controlPlane: 'remote',
+    setUp: async () => {
+      hubKey = await createAgent(api, { name: 's1-hub', host: 'hub.example.com' });
+    },
+    listeners: async () => (await observer.routerConfig(hubKey)).listeners,
+  };
+}

@@ -9,6 +9,8 @@ export interface Usage {
   sqsMessagesSent: number;
   /** Router reconciles that computed (not skipped as already covered). */
   routerReconciles: number;
+  /** Writes of the hub document (router config item or the operator's ConfigMap). */
+  hubWrites: number;
 }
 
 export const usage: Usage = {
@@ -17,6 +19,7 @@ export const usage: Usage = {
   dynamodbCalls: {},
   sqsMessagesSent: 0,
   routerReconciles: 0,
+  hubWrites: 0,
 };
 
 export function metering(): boolean {
@@ -29,6 +32,7 @@ export function resetUsage(): void {
   usage.dynamodbCalls = {};
   usage.sqsMessagesSent = 0;
   usage.routerReconciles = 0;
+  usage.hubWrites = 0;
 }
 
 const READS = new Set([

@@ -18,6 +18,7 @@ import { ContentionError } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { applyHubConfigMap } from '../k8s/hub-configmap.js';
 import { logger } from '../log/logger.js';
+import { usage } from '../metrics/usage.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
 import { raiseChangeFlag } from '../store/changes.js';
@@ -85,6 +86,7 @@ async function reconcileRouterUnlocked(
   if (isHub && routerKey === STANDALONE_DEFAULT_ROUTER && config().controlPlane === 'kubernetes') {
     // On Kubernetes the default router's document is the operator's ConfigMap.
     const result = await applyHubConfigMap(await desiredBridges(routerKey, isHub, agent));
+    if (result.written) usage.hubWrites += 1;
     return { routerKey, managed: true, written: result.written, config: result.view };
   }
   for (let attempt = 0; attempt < 20; attempt++) {
@@ -97,6 +99,7 @@ async function reconcileRouterUnlocked(
     if (sameRouterConfig(base, next)) return { routerKey, managed: true, written: false, config: base };
     faultPoint('router:before-write');
     if (await putRouterConfig(routerKey, next, current?.version ?? 0)) {
+      if (isHub) usage.hubWrites += 1;
       if (agent) await raiseChangeFlag(agent.uuid, 'microserviceConfig');
       logger.debug('router config written', {
         routerKey,

@@ -111,7 +111,8 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
     }
   }
 
-  const desiredRouters = row.deleted ? [] : await routersFor(row, tokens);
+  const defaultRouterKey = hubRouterKey(defaultRouter);
+  const desiredRouters = row.deleted ? [] : await routersFor(row, tokens, defaultRouterKey);
   // A connector that moved (resource changed, microservice moved) leaves its old site first, inline;
   // then every router the service touches now or touched before is asked to converge.
   const siteMoved = !!previousSite && previousSite !== row.siteKey && previousSite !== hubKey;
@@ -119,7 +120,7 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   const fanOut = new Set([
     ...desiredRouters,
     ...row.appliedRouters,
-    ...(await routersFor(row, everSelected)),
+    ...(await routersFor(row, everSelected, defaultRouterKey)),
   ]);
   if (hubKey) fanOut.delete(hubKey);
   if (siteMoved) fanOut.delete(previousSite);
@@ -202,11 +203,17 @@ export async function resolveSiteKey(row: Pick<ServiceRow, 'type' | 'resource' |
 }
 
 /** Routers other than the hub that hold something of this service: its connector site and tagged agents. */
-async function routersFor(row: ServiceRow, tokens: string[]): Promise<string[]> {
+async function routersFor(
+  row: ServiceRow,
+  tokens: string[],
+  defaultRouterKey: string | undefined,
+): Promise<string[]> {
   const agentUuids = (
     await Promise.all([DISTRIBUTION_ALL, ...tokens].map((token) => listAgentUuidsByToken(token)))
   ).flat();
-  return [...new Set([...(row.siteKey ? [row.siteKey] : []), ...agentUuids])];
+  // `default-router` as a connector site is whichever router is the default one.
+  const site = row.siteKey === DEFAULT_BRIDGE ? defaultRouterKey : row.siteKey;
+  return [...new Set([...(site ? [site] : []), ...agentUuids])];
 }
 
 /**
