@@ -1,6 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startLocalRuntime } from '../infra/local/runtime.js';
 import { ApiClient } from '../test/support/client.js';
@@ -24,6 +26,8 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '4' },
     scenarios: { type: 'string', default: 's1,s2,s3' },
     'control-plane': { type: 'string', default: 'remote' },
+    // internal: run one scenario in this process and write its result to this file
+    'child-result': { type: 'string' },
   },
 });
 const kubernetes = values['control-plane'] === 'kubernetes';
@@ -107,17 +111,44 @@ async function startKubernetesHub() {
   };
 }
 
-// One runtime per process (the handlers read their configuration once), so the scenarios share it.
-await withRuntime(async (api, observer) => {
-  if (kubernetesHub) {
-    const registered = await api.put('/api/v3/router', { host: 'router.example.com' });
-    if (registered.status !== 200)
-      throw new Error(`PUT /api/v3/router: ${registered.status} ${registered.text}`);
+const childResult = values['child-result'];
+if (childResult) {
+  // A child runs one scenario on a runtime and store of its own.
+  const result = await withRuntime(async (api, observer) => {
+    if (kubernetesHub) {
+      const registered = await api.put('/api/v3/router', { host: 'router.example.com' });
+      if (registered.status !== 200)
+        throw new Error(`PUT /api/v3/router: ${registered.status} ${registered.text}`);
+    }
+    if (scenarios.has('s1')) return runBurst(api, observer, settings, kubernetesHub);
+    if (scenarios.has('s2')) return runFanOut(api, observer, settings);
+    return runChurn(api, observer, settings);
+  });
+  writeFileSync(childResult, JSON.stringify(result));
+  process.exit(0);
+}
+
+// Each scenario gets a fresh runtime and store, in a process of its own (the handlers read their
+// configuration once per process, and S2's thousand agents must not see S1's services).
+for (const scenario of ['s1', 's2', 's3'].filter((name) => scenarios.has(name))) {
+  const out = join(mkdtempSync(join(tmpdir(), 'fogbridge-bench-result-')), 'result.json');
+  const args = [
+    ...['--n', settings.n, '--clients', settings.clients, '--agents', settings.agents].map(String),
+    ...['--churn-seconds', settings.churnSeconds, '--workers', settings.workers].map(String),
+    ...['--control-plane', values['control-plane'], '--scenarios', scenario, '--child-result', out],
+  ];
+  const code = await new Promise<number | null>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], {
+      stdio: 'inherit',
+    });
+    child.once('exit', resolve);
+  });
+  if (code !== 0) {
+    console.error(`scenario ${scenario} failed (exit ${code})`);
+    process.exit(1);
   }
-  if (scenarios.has('s1')) results.s1 = await runBurst(api, observer, settings, kubernetesHub);
-  if (scenarios.has('s2')) results.s2 = await runFanOut(api, observer, settings);
-  if (scenarios.has('s3')) results.s3 = await runChurn(api, observer, settings);
-});
+  results[scenario] = JSON.parse(readFileSync(out, 'utf8'));
+}
 
 mkdirSync('bench/results', { recursive: true });
 const file = join('bench/results', `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);

@@ -83,6 +83,18 @@ export async function runBurst(
     sqsMessagesPerService: round((usage.sqsMessagesSent / settings.n) * 100) / 100,
     lost,
     duplicatePorts: ports.length - new Set(ports).size,
+    steps: Object.fromEntries(
+      Object.entries(usage.steps)
+        .sort(([, a], [, b]) => b.totalMs - a.totalMs)
+        .map(([name, step]) => [
+          name,
+          {
+            calls: step.calls,
+            averageMs: Math.round(step.totalMs / step.calls),
+            totalMs: Math.round(step.totalMs),
+          },
+        ]),
+    ),
   };
   console.log(`\nS1 burst (${hub.controlPlane} control plane)`);
   console.table({
@@ -97,6 +109,8 @@ export async function runBurst(
     'lost hub entries': result.lost,
     'duplicate ports': result.duplicatePorts,
   });
+  console.log('S1 steps, slowest total first');
+  console.table(result.steps);
   return result;
 }
 

@@ -9,6 +9,7 @@ import {
   toServiceSpec,
 } from '../domain/service-schema.js';
 import { ContentionError, NotFoundError, ValidationError } from '../errors.js';
+import { timeStep } from '../metrics/usage.js';
 import { enqueueServiceReconcile } from '../queue/publishers.js';
 import { portOwner } from '../reconcile/service.js';
 import { claimBridgePort, releaseBridgePort } from '../store/ports.js';
@@ -48,28 +49,34 @@ export function createServiceFromYaml(yaml: string): Promise<ServiceView> {
  */
 async function createService(body: CreateServiceBody, source: Source): Promise<ServiceView> {
   const spec = toServiceSpec(body);
-  const { resource, siteKey } = await resolveServiceResource(spec, fieldName(source, 'resource'));
+  const { resource, siteKey } = await timeStep('api: resolve references', () =>
+    resolveServiceResource(spec, fieldName(source, 'resource')),
+  );
   const now = new Date().toISOString();
   const remote = config().controlPlane !== 'kubernetes';
-  const row = await putNewServiceRow({
-    ...spec,
-    resource,
-    servicePort: remote ? undefined : spec.servicePort,
-    bridgePort: null,
-    serviceEndpoint: null,
-    provisioningStatus: 'pending',
-    provisioningError: null,
-    generation: 1,
-    observedGeneration: 0,
-    incarnation: 1,
-    siteKey,
-    appliedRouters: [],
-    appliedTokens: [],
-    deleted: false,
-    createdAt: now,
-    updatedAt: now,
-  });
-  const bridgePort = await claimBridgePort(portOwner(row), config().bridgePorts);
+  const row = await timeStep('api: write service row', () =>
+    putNewServiceRow({
+      ...spec,
+      resource,
+      servicePort: remote ? undefined : spec.servicePort,
+      bridgePort: null,
+      serviceEndpoint: null,
+      provisioningStatus: 'pending',
+      provisioningError: null,
+      generation: 1,
+      observedGeneration: 0,
+      incarnation: 1,
+      siteKey,
+      appliedRouters: [],
+      appliedTokens: [],
+      deleted: false,
+      createdAt: now,
+      updatedAt: now,
+    }),
+  );
+  const bridgePort = await timeStep('api: claim bridge port', () =>
+    claimBridgePort(portOwner(row), config().bridgePorts),
+  );
   const hubHost = remote ? ((await getDefaultRouter())?.host ?? null) : null;
   const assigned: ServiceRow = {
     ...row,
@@ -81,7 +88,9 @@ async function createService(body: CreateServiceBody, source: Source): Promise<S
   const stored = (await replaceServiceRow(assigned, row.generation))
     ? assigned
     : ((await getServiceRow(row.name)) ?? assigned);
-  await enqueueServiceReconcile({ name: row.name, generation: row.generation }, 'create');
+  await timeStep('api: enqueue reconcile', () =>
+    enqueueServiceReconcile({ name: row.name, generation: row.generation }, 'create', row.createdAt),
+  );
   return toServiceView(stored);
 }
 
@@ -148,7 +157,7 @@ async function updateService(name: string, patch: PatchServiceBody, source: Sour
       updatedAt: new Date().toISOString(),
     };
     if (await replaceServiceRow(next, row.generation)) {
-      await enqueueServiceReconcile({ name, generation: next.generation }, 'update');
+      await enqueueServiceReconcile({ name, generation: next.generation }, 'update', next.createdAt);
       return;
     }
   }
@@ -171,7 +180,7 @@ export async function deleteService(name: string): Promise<void> {
     };
     if (await replaceServiceRow(next, row.generation)) {
       if (row.bridgePort !== null) await releaseBridgePort(row.bridgePort, portOwner(row));
-      await enqueueServiceReconcile({ name, generation: next.generation }, 'delete');
+      await enqueueServiceReconcile({ name, generation: next.generation }, 'delete', next.createdAt);
       return;
     }
   }
@@ -190,7 +199,7 @@ export async function requestServiceReconcile(name: string): Promise<void> {
       updatedAt: new Date().toISOString(),
     };
     if (await replaceServiceRow(next, row.generation)) {
-      await enqueueServiceReconcile({ name, generation: next.generation }, 'reconcile');
+      await enqueueServiceReconcile({ name, generation: next.generation }, 'reconcile', next.createdAt);
       return;
     }
   }
@@ -216,7 +225,7 @@ export async function requeueServices(rows: ServiceRow[], cause: string): Promis
         updatedAt: new Date().toISOString(),
       };
       if (await replaceServiceRow(next, row.generation)) {
-        await enqueueServiceReconcile({ name: row.name, generation: next.generation }, cause);
+        await enqueueServiceReconcile({ name: row.name, generation: next.generation }, cause, next.createdAt);
         break;
       }
     }

@@ -11,6 +11,8 @@ export interface Usage {
   routerReconciles: number;
   /** Writes of the hub document (router config item or the operator's ConfigMap). */
   hubWrites: number;
+  /** Time spent per named step, summed over all calls, and the number of calls. */
+  steps: Record<string, { totalMs: number; calls: number }>;
 }
 
 export const usage: Usage = {
@@ -20,6 +22,7 @@ export const usage: Usage = {
   sqsMessagesSent: 0,
   routerReconciles: 0,
   hubWrites: 0,
+  steps: {},
 };
 
 export function metering(): boolean {
@@ -33,6 +36,20 @@ export function resetUsage(): void {
   usage.sqsMessagesSent = 0;
   usage.routerReconciles = 0;
   usage.hubWrites = 0;
+  usage.steps = {};
+}
+
+/** Runs `work`, adding its duration to step `name` when metering. */
+export async function timeStep<T>(name: string, work: () => Promise<T>): Promise<T> {
+  if (!metering()) return work();
+  const started = performance.now();
+  try {
+    return await work();
+  } finally {
+    const step = (usage.steps[name] ??= { totalMs: 0, calls: 0 });
+    step.totalMs += performance.now() - started;
+    step.calls += 1;
+  }
 }
 
 const READS = new Set([

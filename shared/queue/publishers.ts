@@ -12,17 +12,24 @@ function queueUrl(name: 'SERVICE_QUEUE_URL' | 'FOG_QUEUE_URL'): string {
   return url;
 }
 
-/** Enqueues a service reconcile; `cause` separates an API change from a sweeper re-drive in the dedup id. */
+/**
+ * Enqueues a service reconcile. The dedup id is name, generation, cause (an API change or a sweeper
+ * re-drive) and the row's creation stamp: a name deleted and created again restarts at generation 1,
+ * and without the stamp its first message would be dropped as a duplicate of the old one's.
+ */
 export async function enqueueServiceReconcile(
   message: ServiceReconcileMessage,
   cause: string,
+  createdAt = '',
 ): Promise<void> {
   await sqsClient().send(
     new SendMessageCommand({
       QueueUrl: queueUrl('SERVICE_QUEUE_URL'),
       MessageBody: JSON.stringify(message),
       MessageGroupId: message.name,
-      MessageDeduplicationId: dedupId(`${message.name}:${message.generation}:${cause}`),
+      MessageDeduplicationId: dedupId(
+        `${message.name}:${message.generation}:${cause}:${createdAt.replace(/\D/g, '')}`,
+      ),
     }),
   );
 }

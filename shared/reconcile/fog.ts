@@ -3,7 +3,7 @@ import { agentDistributionTokens, agentSelectsService } from '../domain/distribu
 import { connectorName, listenerName } from '../domain/router-objects.js';
 import { DEFAULT_BRIDGE } from '../domain/service.js';
 import { ReconcileError } from '../errors.js';
-import { usage } from '../metrics/usage.js';
+import { timeStep, usage } from '../metrics/usage.js';
 import type { RouterReconcileMessage } from '../queue/messages.js';
 import { type AgentRow, getAgentRow, replaceAgentRow, setAgentTokens } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
@@ -33,7 +33,7 @@ export async function reconcileRouterRequest(message: RouterReconcileMessage): P
   if (agent) await syncAgentTokenIndex(agent);
   if (!agent && routerKey !== STANDALONE_DEFAULT_ROUTER) await deleteRouterConfig(routerKey);
 
-  const result = await reconcileRouter(routerKey);
+  const result = await timeStep('fog: router reconcile', () => reconcileRouter(routerKey));
   if (result.managed && message.service)
     await verifyServiceEntries(routerKey, result.config, message.service, agent);
   await markRouterRequestsCompleted(routerKey, coveredUpTo);

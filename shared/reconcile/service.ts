@@ -18,6 +18,7 @@ import {
   deleteKubernetesService,
 } from '../k8s/services.js';
 import { logger } from '../log/logger.js';
+import { timeStep } from '../metrics/usage.js';
 import type { ServiceReconcileMessage } from '../queue/messages.js';
 import { enqueueRouterReconciles } from '../queue/publishers.js';
 import { getAgentRow, listAgentUuidsByToken } from '../store/agents.js';
@@ -60,7 +61,9 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   const previousSite = row.appliedRouters.includes(row.siteKey ?? '') ? row.siteKey : null;
   let failure: string | undefined;
   if (!row.deleted) {
-    const derived = await deriveAssignedFields(row, defaultRouter?.host ?? null);
+    const derived = await timeStep('service: derive assigned fields', () =>
+      deriveAssignedFields(row!, defaultRouter?.host ?? null),
+    );
     failure = derived.failure;
     row = derived.row;
   }
@@ -83,7 +86,9 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
     const reflected = document !== undefined && hubMismatch(row, document) === undefined;
     let hub: Awaited<ReturnType<typeof reconcileRouter>> | undefined;
     try {
-      hub = reflected ? undefined : await reconcileRouter(hubKey);
+      hub = reflected
+        ? undefined
+        : await timeStep('service: hub lock + hub write', () => reconcileRouter(hubKey));
     } catch (error) {
       // A hub that cannot be written as things stand (the operator's ConfigMap missing or malformed)
       // fails the service with the reason; anything else is retried.
@@ -105,7 +110,8 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   if (needsKubernetesService(row)) {
     if (row.deleted) await deleteKubernetesService(row.name);
     else if (!failure) {
-      const outcome = await convergeKubernetesService(row);
+      const current = row;
+      const outcome = await timeStep('service: Kubernetes Service', () => convergeKubernetesService(current));
       failure = outcome.failure;
       row = outcome.row;
     }
@@ -124,7 +130,7 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   ]);
   if (hubKey) fanOut.delete(hubKey);
   if (siteMoved) fanOut.delete(previousSite);
-  await enqueueRouterReconciles(fanOut, row.name);
+  await timeStep('service: fan-out', () => enqueueRouterReconciles(fanOut, row!.name));
   faultPoint('service:after-fan-out');
 
   faultPoint('service:before-status-write');

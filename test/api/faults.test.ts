@@ -75,7 +75,8 @@ const expectConverged = async (name: string, bridgePort: number) =>
 beforeAll(async () => {
   t = await startTestRuntime({
     visibilityTimeoutSeconds: 1,
-    env: { MAX_RECEIVE_COUNT: String(MAX_RECEIVES), HUB_LOCK_LEASE_MS: '1500' },
+    // The sweeper must not rescue a lost message here: every convergence below is the message's own.
+    env: { MAX_RECEIVE_COUNT: String(MAX_RECEIVES), HUB_LOCK_LEASE_MS: '1500', PENDING_GRACE_MS: '600000' },
   });
   api = t.api;
   hub = (await api.post<{ uuid: string }>('/api/v3/iofog', { name: 'hub', host: 'hub.example.com' })).body
@@ -213,6 +214,23 @@ describe('poison messages, duplicates and reordering', () => {
 
     // Assess
     await expectConverged('poison', created.bridgePort);
+  });
+
+  it('reconciles a name created again after its deletion finished (no message taken for a duplicate)', async () => {
+    // Prepare: create, delete, and wait until the deletion is complete everywhere
+    const first = await createExternal('reborn', 2001);
+    await expectConverged('reborn', first.bridgePort);
+    expect((await api.delete('/api/v3/services/reborn')).status).toBe(204);
+    await expect
+      .poll(() => goneEverywhere('reborn'), poll)
+      .toEqual({ status: 404, hubListener: null, hubConnector: null, agentListener: null });
+
+    // Act: the same name again, starting over at generation 1
+    const second = await createExternal('reborn', 2002);
+
+    // Assess
+    await expectConverged('reborn', second.bridgePort);
+    expect((await hubConfig()).bridges?.tcpConnectors?.['reborn-connector']).toMatchObject({ port: '2002' });
   });
 
   it('ends at the last update whatever duplicated or stale messages arrive', async () => {
