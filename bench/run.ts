@@ -154,11 +154,9 @@ mkdirSync('bench/results', { recursive: true });
 const file = join('bench/results', `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 writeFileSync(file, JSON.stringify(results, null, 2));
 console.log(`\nfull results: ${file}`);
-const failed = [results.s1, results.s3].some(
-  (r) =>
-    r &&
-    ((r as { lost?: number }).lost !== 0 ||
-      (r as { duplicatePorts?: number }).duplicatePorts !== 0 ||
-      ((r as { mismatches?: number }).mismatches ?? 0) !== 0),
-);
-process.exit(failed ? 1 : 0);
+// Any lost entry, shared port or model mismatch fails the run (exit 1).
+const bad = (result: unknown) => {
+  const r = (result ?? {}) as { lost?: number; duplicatePorts?: number; mismatches?: number };
+  return (r.lost ?? 0) + (r.duplicatePorts ?? 0) + (r.mismatches ?? 0) > 0;
+};
+process.exit(bad(results.s1) || bad(results.s3) ? 1 : 0);

@@ -179,7 +179,8 @@ export async function deleteService(name: string): Promise<void> {
       updatedAt: new Date().toISOString(),
     };
     if (await replaceServiceRow(next, row.generation)) {
-      if (row.bridgePort !== null) await releaseBridgePort(row.bridgePort, portOwner(row));
+      if (row.bridgePort !== null)
+        await releaseBridgePort(row.bridgePort, portOwner(row), config().bridgePorts);
       await enqueueServiceReconcile({ name, generation: next.generation }, 'delete', next.createdAt);
       return;
     }

@@ -28,7 +28,7 @@ export async function enqueueServiceReconcile(
       MessageBody: JSON.stringify(message),
       MessageGroupId: message.name,
       MessageDeduplicationId: dedupId(
-        `${message.name}:${message.generation}:${cause}:${createdAt.replace(/\D/g, '')}`,
+        `${message.name}:${message.generation}:${cause}${createdAt ? `:${createdAt.replace(/\D/g, '')}` : ''}`,
       ),
     }),
   );

@@ -2,7 +2,7 @@ import { config } from '../config.js';
 import { logger } from '../log/logger.js';
 import { enqueueRouterReconciles, enqueueServiceReconcile } from '../queue/publishers.js';
 import { listAgentRows, listPendingAgentUuids } from '../store/agents.js';
-import { listPortClaims, releaseBridgePort } from '../store/ports.js';
+import { leakedPorts, listPortClaims, releaseBridgePort, returnToAllocator } from '../store/ports.js';
 import { getDefaultRouter, hubRouterKey } from '../store/routers.js';
 import { getServiceRow, listPendingServiceNames } from '../store/services.js';
 import { portOwner } from './service.js';
@@ -48,9 +48,14 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
       portOwner(owner) !== claim.owner ||
       (owner.bridgePort !== null && owner.bridgePort !== claim.port)
     ) {
-      await releaseBridgePort(claim.port, claim.owner);
+      await releaseBridgePort(claim.port, claim.owner, config().bridgePorts);
       releasedPorts++;
     }
+  }
+  // Ports a crashed create took from the allocator but never claimed go back to it.
+  for (const port of await leakedPorts(config().bridgePorts)) {
+    await returnToAllocator(port, config().bridgePorts);
+    releasedPorts++;
   }
   const result = { services: pending.length, routers: routers.size, releasedPorts };
   if (result.services + result.routers + result.releasedPorts > 0)

@@ -1,5 +1,5 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { firstFreePort, type PortRange } from '../domain/bridge-ports.js';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { PortRange } from '../domain/bridge-ports.js';
 import { ConflictError, ContentionError } from '../errors.js';
 import { documentClient, isConditionalCheckFailed, keys, tableName } from './client.js';
 import { queryPartition } from './query.js';
@@ -10,53 +10,105 @@ export interface PortClaim {
   claimedAt: string;
 }
 
+/**
+ * Bridge ports. Each claim is its own item (`PORT#<n>`, conditional put: two owners can never hold
+ * one port). Which port to try comes from an allocator item per range: a counter of the highest port
+ * ever handed out plus the set of released ports below it. The lowest released port goes first, else
+ * the next one from the counter: exactly the first free port, found in O(1) however many claimers
+ * race, where scanning the claims would make N concurrent creates cost N² attempts.
+ */
+const allocatorKey = (range: PortRange) => ({ PK: `PORTALLOC#${range.from}-${range.to}`, SK: 'ALLOC' });
+const ownerKey = (owner: string) => ({ PK: `PORTOWNER#${owner}`, SK: 'PORT' });
+
 export async function listPortClaims(): Promise<PortClaim[]> {
   const items = await queryPartition<PortClaim>('PORTS');
   return items.map(({ port, owner, claimedAt }) => ({ port, owner, claimedAt }));
 }
 
-/**
- * Claims the first free bridge port for `owner`, or returns the one it already holds (so a retried
- * create never takes two). Each claim is a conditional put on its own item: two callers can never
- * hold the same port. A caller that loses a port to a concurrent claim tries the next free one from
- * the same read instead of reading every claim again, so a burst of creates spreads over successive
- * ports rather than all queueing for the lowest.
- */
+async function getClaim(port: number): Promise<PortClaim | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.portClaim(port), ConsistentRead: true }),
+  );
+  return Item as PortClaim | undefined;
+}
+
+/** The port `owner` already holds, if any (so a retried create never takes two). */
+async function heldBy(owner: string): Promise<number | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: ownerKey(owner), ConsistentRead: true }),
+  );
+  if (!Item) return undefined;
+  const claim = await getClaim(Number(Item.port));
+  return claim?.owner === owner ? claim.port : undefined;
+}
+
+/** The next candidate: the lowest released port, taken out of the set, else a fresh one from the counter. */
+async function nextCandidate(range: PortRange): Promise<number | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: allocatorKey(range), ConsistentRead: true }),
+  );
+  const released = [...((Item?.releasedPorts as Set<number> | undefined) ?? [])].sort((a, b) => a - b);
+  for (const port of released) {
+    try {
+      await documentClient().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: allocatorKey(range),
+          UpdateExpression: 'DELETE releasedPorts :port',
+          ConditionExpression: 'contains(releasedPorts, :one)',
+          ExpressionAttributeValues: { ':port': new Set([port]), ':one': port },
+        }),
+      );
+      return port;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+  const { Attributes } = await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: allocatorKey(range),
+      UpdateExpression: 'SET nextPort = if_not_exists(nextPort, :from) + :one',
+      ExpressionAttributeValues: { ':from': range.from, ':one': 1 },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  const port = Number(Attributes?.nextPort) - 1;
+  return port <= range.to ? port : undefined;
+}
+
+/** Claims the first free bridge port of `range` for `owner`, or returns the one it already holds. */
 export async function claimBridgePort(owner: string, range: PortRange): Promise<number> {
-  for (let round = 0; round < 20; round++) {
-    const claims = await listPortClaims();
-    const held = claims.find((claim) => claim.owner === owner);
-    if (held) return held.port;
-    const taken = new Set(claims.map((claim) => claim.port));
-    if (firstFreePort(taken, range) === undefined) {
+  const held = await heldBy(owner);
+  if (held !== undefined) return held;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = await nextCandidate(range);
+    if (port === undefined) {
       throw new ConflictError(`No free bridge port left in BRIDGE_PORTS_RANGE ${range.from}-${range.to}`);
     }
-    let tried = 0;
-    for (let port = range.from; port <= range.to && tried < CANDIDATES_PER_READ; port++) {
-      if (taken.has(port)) continue;
-      tried++;
-      try {
-        await documentClient().send(
-          new PutCommand({
-            TableName: tableName(),
-            Item: { ...keys.portClaim(port), port, owner, claimedAt: new Date().toISOString() },
-            ConditionExpression: 'attribute_not_exists(PK)',
-          }),
-        );
-        return port;
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
+    try {
+      await documentClient().send(
+        new PutCommand({
+          TableName: tableName(),
+          Item: { ...keys.portClaim(port), port, owner, claimedAt: new Date().toISOString() },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        }),
+      );
+    } catch (error) {
+      // Claimed outside the allocator (another range setting, an older claim): try the next one.
+      if (!isConditionalCheckFailed(error)) throw error;
+      continue;
     }
+    await documentClient().send(
+      new PutCommand({ TableName: tableName(), Item: { ...ownerKey(owner), port } }),
+    );
+    return port;
   }
   throw new ContentionError('Could not claim a bridge port: too many concurrent claims, retry');
 }
 
-/** Free ports tried, lowest first, before the claims are read again. */
-const CANDIDATES_PER_READ = 64;
-
-/** Releases `port` if `owner` still holds it. */
-export async function releaseBridgePort(port: number, owner: string): Promise<void> {
+/** Releases `port` if `owner` still holds it, and hands it back to the allocator of `range`. */
+export async function releaseBridgePort(port: number, owner: string, range: PortRange): Promise<void> {
   try {
     await documentClient().send(
       new DeleteCommand({
@@ -69,5 +121,39 @@ export async function releaseBridgePort(port: number, owner: string): Promise<vo
     );
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
+    return;
   }
+  await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: ownerKey(owner) }));
+  await returnToAllocator(port, range);
+}
+
+/** Adds ports back to the allocator's released set (the sweeper also uses it for ports a crash leaked). */
+export async function returnToAllocator(port: number, range: PortRange): Promise<void> {
+  if (port < range.from || port > range.to) return;
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: allocatorKey(range),
+      UpdateExpression: 'ADD releasedPorts :port',
+      ExpressionAttributeValues: { ':port': new Set([port]) },
+    }),
+  );
+}
+
+/**
+ * Ports below the allocator's counter that nobody claims and that are not in the released set: a
+ * create that crashed between taking a port and claiming it. The sweeper hands them back.
+ */
+export async function leakedPorts(range: PortRange): Promise<number[]> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: allocatorKey(range), ConsistentRead: true }),
+  );
+  if (!Item?.nextPort) return [];
+  const claimed = new Set((await listPortClaims()).map((claim) => claim.port));
+  const released = (Item.releasedPorts as Set<number> | undefined) ?? new Set<number>();
+  const leaked: number[] = [];
+  for (let port = range.from; port < Math.min(Number(Item.nextPort), range.to + 1); port++) {
+    if (!claimed.has(port) && !released.has(port)) leaked.push(port);
+  }
+  return leaked;
 }

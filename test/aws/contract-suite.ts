@@ -29,6 +29,11 @@ import type { ServiceRow } from '../../shared/store/services.js';
 import type * as TokensModule from '../../shared/store/services-by-token.js';
 import { createTableInput } from '../../shared/store/table.js';
 
+export interface ContractSuiteOptions {
+  /** Define only the FIFO queue tests, for a backend whose SQS is the implementation under test. */
+  queuesOnly?: boolean;
+}
+
 export interface ContractBackend {
   dynamodbEndpoint: string;
   sqsEndpoint: string;
@@ -111,8 +116,18 @@ const isSorted = (names: string[]) => names.every((name, i) => i === 0 || names[
  * in its own forked process), so the environment is set in `beforeAll` before the product modules are
  * imported.
  */
-export function defineContractSuite(name: string, backend: () => Promise<ContractBackend>): void {
-  describe(`store and queue contract on ${name}`, () => {
+export function defineContractSuite(
+  name: string,
+  backend: () => Promise<ContractBackend>,
+  options: ContractSuiteOptions = {},
+): void {
+  // With `queuesOnly` the store tests are not defined at all (not skipped): the backend under test serves
+  // SQS only. The queue tests still need a DynamoDB endpoint (router reconciles number their messages
+  // with a counter in the table).
+  const describeStore: (title: string, body: () => void) => void = options.queuesOnly ? () => {} : describe;
+  const title = options.queuesOnly ? `queue contract on ${name}` : `store and queue contract on ${name}`;
+
+  describe(title, () => {
     let running: ContractBackend | undefined;
     let sqs: SQSClient;
     let queues: QueueUrls;
@@ -196,7 +211,7 @@ export function defineContractSuite(name: string, backend: () => Promise<Contrac
       await running?.stop();
     });
 
-    describe('service rows: conditional writes', () => {
+    describeStore('service rows: conditional writes', () => {
       it('lets exactly one of N parallel creates of one name win; the others get ConflictError', async () => {
         // Prepare
         const attempts = Array.from({ length: 12 }, (_, i) => serviceRow('race', { resource: `edge-${i}` }));
@@ -310,7 +325,7 @@ export function defineContractSuite(name: string, backend: () => Promise<Contrac
     // Emulators apply a write to every index before answering; in AWS a GSI is eventually consistent.
     // The product never reads an index it has just written in the same request (and re-checks rows it
     // finds through one), so asserting right after the write is fine here.
-    describe('service rows: index queries', () => {
+    describeStore('service rows: index queries', () => {
       it('lists live services sorted by name', async () => {
         // Prepare
         const names = ['gsi-m', 'gsi-a', 'gsi-z', 'gsi-b', 'gsi-k'];
@@ -423,7 +438,7 @@ export function defineContractSuite(name: string, backend: () => Promise<Contrac
       });
     });
 
-    describe('bridge-port claims', () => {
+    describeStore('bridge-port claims', () => {
       const range = { from: 20_000, to: 20_039 };
       const owners = Array.from({ length: 40 }, (_, i) => `svc-${i}`);
       const claimed = new Map<string, number>();
@@ -469,10 +484,10 @@ export function defineContractSuite(name: string, backend: () => Promise<Contrac
         const low = range.from + 7;
 
         // Act
-        await ports.releaseBridgePort(low, 'not-the-owner');
+        await ports.releaseBridgePort(low, 'not-the-owner', range);
         const afterForeignRelease = await ports.listPortClaims();
-        await ports.releaseBridgePort(high, ownerOf(high));
-        await ports.releaseBridgePort(low, ownerOf(low));
+        await ports.releaseBridgePort(high, ownerOf(high), range);
+        await ports.releaseBridgePort(low, ownerOf(low), range);
         const first = await ports.claimBridgePort('svc-new-1', range);
         const second = await ports.claimBridgePort('svc-new-2', range);
 
@@ -484,7 +499,7 @@ export function defineContractSuite(name: string, backend: () => Promise<Contrac
       });
     });
 
-    describe('the hub lock', () => {
+    describeStore('the hub lock', () => {
       it('grants exactly one lease to N concurrent callers', async () => {
         // Act
         const leases = await Promise.all(
@@ -556,7 +571,7 @@ export function defineContractSuite(name: string, backend: () => Promise<Contrac
       });
     });
 
-    describe('agents', () => {
+    describeStore('agents', () => {
       it('lets exactly one of N concurrent creates with one name win', async () => {
         // Act
         const results = await Promise.allSettled(
@@ -634,7 +649,7 @@ export function defineContractSuite(name: string, backend: () => Promise<Contrac
       });
     });
 
-    describe('microservices', () => {
+    describeStore('microservices', () => {
       const microservice = (uuid: string, agentUuid: string): MicroserviceRow => ({
         uuid,
         name: 'web',
@@ -681,7 +696,7 @@ export function defineContractSuite(name: string, backend: () => Promise<Contrac
       });
     });
 
-    describe('router configs', () => {
+    describeStore('router configs', () => {
       const config = (port: string): RouterConfig => ({
         bridges: {
           tcpListeners: { 'a-listener': { name: 'a-listener', port, address: 'a' } },
@@ -742,7 +757,7 @@ export function defineContractSuite(name: string, backend: () => Promise<Contrac
       });
     });
 
-    describe('change flags', () => {
+    describeStore('change flags', () => {
       it('raises flags on a monotonic counter and refuses an acknowledgement ahead of it', async () => {
         // Prepare
         const agent = 'agent-flags';
@@ -799,7 +814,7 @@ export function defineContractSuite(name: string, backend: () => Promise<Contrac
     // them; correctness never depends on it (expiry is checked on read). dynalite implements neither TTL
     // nor UpdateTimeToLive (moto accepts the setting), so only the conditional writes are
     // asserted here.
-    describe('credentials', () => {
+    describeStore('credentials', () => {
       it('records a token id once and reports every replay', async () => {
         // Prepare
         const expiresAt = Date.now() + 60_000;
