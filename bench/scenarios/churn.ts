@@ -23,6 +23,11 @@ export async function runChurn(
   });
   const model = new Map<string, Expected>();
   const counts = { create: 0, update: 0, delete: 0, unexpected: 0 };
+  const unexpected: string[] = [];
+  const note = (operation: string, name: string, response: { status: number; text: string }) => {
+    counts.unexpected++;
+    if (unexpected.length < 10) unexpected.push(`${operation} ${name}: ${response.status} ${response.text}`);
+  };
   const deadline = Date.now() + settings.churnSeconds * 1000;
   let seed = 42;
   const random = () => {
@@ -46,7 +51,7 @@ export async function runChurn(
             tags: expected.tags,
           });
           if (response.status === 201) model.set(name, expected);
-          else counts.unexpected++;
+          else note('create', name, response);
           counts.create++;
         } else if (random() < 0.6) {
           const expected = {
@@ -55,12 +60,12 @@ export async function runChurn(
           };
           const response = await api.patch(`/api/v3/services/${name}`, expected);
           if (response.status === 204) model.set(name, expected);
-          else counts.unexpected++;
+          else note('update', name, response);
           counts.update++;
         } else {
           const response = await api.delete(`/api/v3/services/${name}`);
           if (response.status === 204) model.delete(name);
-          else counts.unexpected++;
+          else note('delete', name, response);
           counts.delete++;
         }
       }
@@ -77,6 +82,7 @@ export async function runChurn(
   const result = {
     seconds: settings.churnSeconds,
     operations: counts,
+    unexpectedAnswers: unexpected,
     finalServices: model.size,
     settledMs: Date.now() - settleStarted,
     mismatches: mismatches.length,

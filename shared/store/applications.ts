@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../errors.js';
 import { documentClient, indexes, isConditionalCheckFailed, keys, tableName, withoutKeys } from './client.js';
 import { queryIndex } from './query.js';
@@ -156,17 +156,5 @@ export async function deleteMicroservice(row: MicroserviceRow): Promise<void> {
   );
   await documentClient().send(
     new DeleteCommand({ TableName: tableName(), Key: keys.microserviceName(row.application, row.name) }),
-  );
-}
-
-/** Marks the time of the last change on an application (kept for listing; no reconcile depends on it). */
-export async function touchApplication(name: string): Promise<void> {
-  await documentClient().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.application(name),
-      UpdateExpression: 'SET updatedAt = :now',
-      ExpressionAttributeValues: { ':now': new Date().toISOString() },
-    }),
   );
 }

@@ -94,38 +94,41 @@ export async function listServicesBySite(siteKey: string): Promise<ServiceRow[]>
  * and the routers it was applied to are carried over so the new row's reconcile cleans them.
  */
 export async function putNewServiceRow(row: ServiceRow): Promise<ServiceRow> {
-  const existing = await getServiceRow(row.name);
-  if (existing && !existing.deleted) throw new ConflictError(`Service with name ${row.name} already exists`);
-  const next: ServiceRow = existing
-    ? {
-        ...row,
-        generation: existing.generation + 1,
-        incarnation: existing.generation + 1,
-        observedGeneration: existing.observedGeneration,
-        appliedRouters: existing.appliedRouters,
-        appliedTokens: existing.appliedTokens,
-      }
-    : row;
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.service(row.name), ...next, ...indexAttributes(next) },
-        ConditionExpression: existing ? '#g = :g AND deleted = :true' : 'attribute_not_exists(PK)',
-        ...(existing
-          ? {
-              ExpressionAttributeNames: { '#g': 'generation' },
-              ExpressionAttributeValues: { ':g': existing.generation, ':true': true },
-            }
-          : {}),
-      }),
-    );
-  } catch (error) {
-    if (isConditionalCheckFailed(error))
+  // Up to three reads: a tombstone can finish its cleanup (and vanish) between the read and the put.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const existing = await getServiceRow(row.name);
+    if (existing && !existing.deleted)
       throw new ConflictError(`Service with name ${row.name} already exists`);
-    throw error;
+    const next: ServiceRow = existing
+      ? {
+          ...row,
+          generation: existing.generation + 1,
+          incarnation: existing.generation + 1,
+          observedGeneration: existing.observedGeneration,
+          appliedRouters: existing.appliedRouters,
+          appliedTokens: existing.appliedTokens,
+        }
+      : row;
+    try {
+      await documentClient().send(
+        new PutCommand({
+          TableName: tableName(),
+          Item: { ...keys.service(row.name), ...next, ...indexAttributes(next) },
+          ConditionExpression: existing ? '#g = :g AND deleted = :true' : 'attribute_not_exists(PK)',
+          ...(existing
+            ? {
+                ExpressionAttributeNames: { '#g': 'generation' },
+                ExpressionAttributeValues: { ':g': existing.generation, ':true': true },
+              }
+            : {}),
+        }),
+      );
+      return next;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
   }
-  return next;
+  throw new ConflictError(`Service with name ${row.name} already exists`);
 }
 
 /**
