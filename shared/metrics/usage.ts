@@ -46,9 +46,10 @@ export async function timeStep<T>(name: string, work: () => Promise<T>): Promise
   try {
     return await work();
   } finally {
-    const step = (usage.steps[name] ??= { totalMs: 0, calls: 0 });
+    const step = usage.steps[name] ?? { totalMs: 0, calls: 0 };
     step.totalMs += performance.now() - started;
     step.calls += 1;
+    usage.steps[name] = step;
   }
 }
 
