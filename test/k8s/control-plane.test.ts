@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { armFault, disarmFaults } from '../../shared/faults.js';
 import { type Entry, operatorMerge, operatorTemplate } from '../fixtures/operator-skrouterd.js';
+import { checkoutKubernetesYaml } from '../fixtures/seed-000.js';
 import type { ApiClient } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { type KubeApiserver, startKubeApiserver } from './harness.js';
@@ -206,25 +207,7 @@ spec:
 describe('the Kubernetes Service of a microservice', () => {
   it('is the seed worked object for checkout (bridgePort 10024, controller pot), read back from the apiserver', async () => {
     // Act
-    const created = await api.postYaml(
-      '/api/v3/services/yaml',
-      `apiVersion: iofog.org/v3
-kind: Service
-metadata:
-  name: checkout
-  tags:
-    - checkout
-    # contains ":", so this is a Kubernetes annotation only, not a distribution tag
-    - "service.beta.kubernetes.io/aws-load-balancer-type: nlb"
-spec:
-  type: microservice
-  resource: orders/checkout
-  targetPort: 8080
-  servicePort: 80
-  k8sType: LoadBalancer
-  defaultBridge: default-router
-`,
-    );
+    const created = await api.postYaml('/api/v3/services/yaml', checkoutKubernetesYaml);
     expect(created.status).toBe(201);
     await assignIngress('checkout', { ip: '198.51.100.20' });
 

@@ -7,50 +7,12 @@ import {
   toServiceSpec,
 } from '../../shared/domain/service-schema.js';
 import { ValidationError } from '../../shared/errors.js';
+import { checkoutKubernetesYaml, checkoutYaml, paymentsYaml } from '../fixtures/seed-000.js';
 
 // The three YAML documents of the seed, verbatim.
-const REMOTE_YAML = `apiVersion: iofog.org/v3
-kind: Service
-metadata:
-  name: checkout
-  tags:
-    - checkout          # distribution token; matched against agent tags
-spec:
-  type: microservice
-  resource: orders/checkout    # <application>/<microservice>, or a microservice uuid
-  targetPort: 8080
-  defaultBridge: default-router
-`;
-
-const KUBERNETES_YAML = `apiVersion: iofog.org/v3
-kind: Service
-metadata:
-  name: checkout
-  tags:
-    - checkout
-    # contains ":", so this is a Kubernetes annotation only, not a distribution tag
-    - "service.beta.kubernetes.io/aws-load-balancer-type: nlb"
-spec:
-  type: microservice
-  resource: orders/checkout
-  targetPort: 8080
-  servicePort: 80
-  k8sType: LoadBalancer
-  defaultBridge: default-router
-`;
-
-const K8S_TYPE_YAML = `apiVersion: iofog.org/v3
-kind: Service
-metadata:
-  name: payments
-  tags:
-    - payments
-spec:
-  type: k8s
-  resource: payments.payments.svc.cluster.local
-  targetPort: 8080
-  defaultBridge: default-router
-`;
+const REMOTE_YAML = checkoutYaml;
+const KUBERNETES_YAML = checkoutKubernetesYaml;
+const K8S_TYPE_YAML = paymentsYaml;
 
 const RESERVED_NAMES = [
   'controller',

@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { exitedWithin, freeLoopbackPort } from '../processes.js';
 import { ensurePythonTool, runLogged, withLockFile } from '../python-tools.js';
 
 /**
@@ -64,28 +64,6 @@ export async function ensureLocalStackInstalled(): Promise<string> {
   return python;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
 async function sqsReady(endpoint: string): Promise<boolean> {
   try {
     const response = await fetch(`${endpoint}/_localstack/health`);
@@ -137,9 +115,9 @@ async function startOnce(python: string, port: number): Promise<LocalStackServer
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
-      if (!(await waitForExit(child, 10_000))) {
+      if (!(await exitedWithin(child, 10_000))) {
         child.kill('SIGKILL');
-        await waitForExit(child, 5_000);
+        await exitedWithin(child, 5_000);
       }
     }
     rmSync(root, { recursive: true, force: true });
@@ -163,7 +141,7 @@ export async function startLocalStack(): Promise<LocalStackServer> {
   const python = await ensureLocalStackInstalled();
   for (let attempt = 0; attempt < 5; attempt++) {
     // The port is free when chosen but could be taken before LocalStack binds it: retry on that.
-    const server = await startOnce(python, await freePort());
+    const server = await startOnce(python, await freeLoopbackPort());
     if (server) {
       log(`LocalStack ${LOCALSTACK_VERSION} (SQS only) listening on ${server.endpoint}`);
       return server;

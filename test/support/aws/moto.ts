@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { spawn } from 'node:child_process';
+import { exitedWithin, freeLoopbackPort } from '../processes.js';
 import { ensurePythonTool } from '../python-tools.js';
 
 /**
@@ -25,28 +25,6 @@ function log(message: string): void {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
 async function startOnce(motoServer: string, port: number): Promise<MotoServer | undefined> {
   const child = spawn(motoServer, ['-H', '127.0.0.1', '-p', String(port)], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -62,9 +40,9 @@ async function startOnce(motoServer: string, port: number): Promise<MotoServer |
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
-    if (!(await waitForExit(child, 5_000))) {
+    if (!(await exitedWithin(child, 5_000))) {
       child.kill('SIGKILL');
-      await waitForExit(child, 5_000);
+      await exitedWithin(child, 5_000);
     }
   };
   const deadline = Date.now() + 60_000;
@@ -92,7 +70,7 @@ export async function startMoto(): Promise<MotoServer> {
   const motoServer = await ensureMotoInstalled();
   for (let attempt = 0; attempt < 5; attempt++) {
     // The port is free when chosen but could be taken before moto binds it: retry on that.
-    const server = await startOnce(motoServer, await freePort());
+    const server = await startOnce(motoServer, await freeLoopbackPort());
     if (server) {
       log(`moto_server listening on ${server.endpoint}`);
       return server;
