@@ -1,8 +1,11 @@
 import { z } from 'zod';
+import { config } from '../config.js';
 import { DEFAULT_ROUTER_PORTS } from '../domain/agent-schema.js';
 import { emptyHubRouterConfig, type RouterConfig } from '../domain/router-config.js';
+import type { SkrouterdEntry } from '../domain/skrouterd.js';
 import { parseWith } from '../domain/validation.js';
 import { NotFoundError } from '../errors.js';
+import { readHubConfigMap } from '../k8s/hub-configmap.js';
 import { enqueueRouterReconciles } from '../queue/publishers.js';
 import { getAgentRow } from '../store/agents.js';
 import {
@@ -11,6 +14,7 @@ import {
   getRouterConfig,
   hubRouterKey,
   putDefaultRouter,
+  STANDALONE_DEFAULT_ROUTER,
 } from '../store/routers.js';
 import { listServiceRows } from '../store/services.js';
 import { requeueServices } from './services.js';
@@ -82,9 +86,11 @@ export async function putDefaultRouterFromBody(input: unknown): Promise<DefaultR
 }
 
 /** The hub document as last written (what the default router runs with). */
-export async function getHubRouterConfig(): Promise<RouterConfig> {
+export async function getHubRouterConfig(): Promise<RouterConfig | SkrouterdEntry[]> {
   const key = hubRouterKey(await getDefaultRouter());
   if (!key) throw new NotFoundError('Default router not found: register it with PUT /api/v3/router');
+  // On Kubernetes the default router's document is the operator's skrouterd.json (array of pairs).
+  if (key === STANDALONE_DEFAULT_ROUTER && config().controlPlane === 'kubernetes') return readHubConfigMap();
   return (await getRouterConfig(key))?.config ?? emptyHubRouterConfig();
 }
 

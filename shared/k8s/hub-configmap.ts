@@ -6,7 +6,7 @@ import {
   type SkrouterdEntry,
   skrouterdAsRouterConfig,
 } from '../domain/skrouterd.js';
-import { ContentionError, ReconcileError } from '../errors.js';
+import { ContentionError, NotFoundError, ReconcileError } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { coreApi, statusOf } from './client.js';
 
@@ -76,4 +76,19 @@ export async function applyHubConfigMap(desired: DesiredBridges): Promise<HubWri
     }
   }
   throw new ContentionError(`ConfigMap ${HUB_CONFIGMAP} kept changing under reconcile; will retry`);
+}
+
+/** The hub document as it stands in the operator's ConfigMap (the array of pairs). */
+export async function readHubConfigMap(): Promise<SkrouterdEntry[]> {
+  const api = await coreApi();
+  const namespace = config().controllerNamespace;
+  try {
+    const configMap = await api.readNamespacedConfigMap({ name: HUB_CONFIGMAP, namespace });
+    return parseSkrouterd(configMap.data?.[HUB_CONFIG_KEY] ?? '[]');
+  } catch (error) {
+    if (statusOf(error) === 404) {
+      throw new NotFoundError(`ConfigMap ${HUB_CONFIGMAP} not found in namespace ${namespace}`);
+    }
+    throw error;
+  }
 }

@@ -193,6 +193,7 @@ spec:
       ],
     ]);
     expect((await k8s.get(kubeService('checkout'))).status).toBe(404);
+    expect((await api.get('/api/v3/router/hub-config')).body).toEqual(await hubEntries());
   });
 
   it('removes both entries on delete and leaves the operator document as it was', async () => {
@@ -396,7 +397,20 @@ describe('concurrency and the operator', () => {
     const after = await hubEntries();
     const bridges = (entries: Entry[]) =>
       entries.filter(([type]) => type === 'tcpListener' || type === 'tcpConnector').map(([, a]) => a.name);
-    expect(bridges(after)).toEqual([...bridges(before), 'after-rewrite-listener', 'after-rewrite-connector']);
+    // Everything that was there is still there, in the same order, and the new service's two entries joined
+    const kept = bridges(after).filter((name) => bridges(before).includes(name));
+    expect({
+      kept,
+      added: bridges(after)
+        .filter((name) => !bridges(before).includes(name))
+        .sort(),
+    }).toEqual({
+      kept: bridges(before),
+      added: ['after-rewrite-connector', 'after-rewrite-listener'],
+    });
+    expect(after.slice(0, operatorTemplate(NAMESPACE, '1.0.2').length)).toEqual(
+      operatorTemplate(NAMESPACE, '1.0.2'),
+    );
   });
 });
 
