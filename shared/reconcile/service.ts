@@ -117,17 +117,22 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
     }
   }
 
-  const defaultRouterKey = hubRouterKey(defaultRouter);
-  const desiredRouters = row.deleted ? [] : await routersFor(row, tokens, defaultRouterKey);
+  // Routers that hold (or must hold) something of this service: its connector site and the agents
+  // its tokens select now (desired), and everything old ∪ new tags select or it was applied to (fan-out).
+  const site = row.siteKey === DEFAULT_BRIDGE ? hubRouterKey(defaultRouter) : row.siteKey;
+  const agentsByToken = await agentsSelectingTokens([DISTRIBUTION_ALL, ...everSelected]);
+  const routersFor = (selecting: string[]) => [
+    ...new Set([
+      ...(site ? [site] : []),
+      ...[DISTRIBUTION_ALL, ...selecting].flatMap((t) => agentsByToken.get(t) ?? []),
+    ]),
+  ];
+  const desiredRouters = row.deleted ? [] : routersFor(tokens);
   // A connector that moved (resource changed, microservice moved) leaves its old site first, inline;
   // then every router the service touches now or touched before is asked to converge.
   const siteMoved = !!previousSite && previousSite !== row.siteKey && previousSite !== hubKey;
   if (siteMoved) await reconcileRouter(previousSite);
-  const fanOut = new Set([
-    ...desiredRouters,
-    ...row.appliedRouters,
-    ...(await routersFor(row, everSelected, defaultRouterKey)),
-  ]);
+  const fanOut = new Set([...routersFor(everSelected), ...row.appliedRouters]);
   if (hubKey) fanOut.delete(hubKey);
   if (siteMoved) fanOut.delete(previousSite);
   await timeStep('service: fan-out', () => enqueueRouterReconciles(fanOut, row!.name));
@@ -208,18 +213,11 @@ export async function resolveSiteKey(row: Pick<ServiceRow, 'type' | 'resource' |
   return agent.uuid;
 }
 
-/** Routers other than the hub that hold something of this service: its connector site and tagged agents. */
-async function routersFor(
-  row: ServiceRow,
-  tokens: string[],
-  defaultRouterKey: string | undefined,
-): Promise<string[]> {
-  const agentUuids = (
-    await Promise.all([DISTRIBUTION_ALL, ...tokens].map((token) => listAgentUuidsByToken(token)))
-  ).flat();
-  // `default-router` as a connector site is whichever router is the default one.
-  const site = row.siteKey === DEFAULT_BRIDGE ? defaultRouterKey : row.siteKey;
-  return [...new Set([...(site ? [site] : []), ...agentUuids])];
+/** The agents whose distribution tokens include each of `tokens` (token index; rows decide later). */
+async function agentsSelectingTokens(tokens: string[]): Promise<Map<string, string[]>> {
+  const unique = [...new Set(tokens)];
+  const lists = await Promise.all(unique.map((token) => listAgentUuidsByToken(token)));
+  return new Map(unique.map((token, index) => [token, lists[index]!]));
 }
 
 /**
