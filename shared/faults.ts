@@ -17,25 +17,30 @@ export class InjectedFault extends Error {
   override name = 'InjectedFault';
 }
 
-const armed = new Map<FaultPoint, { remaining: number; make: () => Error }>();
+const armed = new Map<FaultPoint, { remaining: number; make: () => Error; subject?: string }>();
 
-/** Fails the next `times` passes through `point` with the error `make` returns. */
+/**
+ * Fails the next `times` passes through `point` with the error `make` returns; with `subject`, only
+ * passes about that subject (a service name) count, so other work running meanwhile is untouched.
+ */
 export function armFault(
   point: FaultPoint,
   times: number,
   make: () => Error = () => new InjectedFault(`injected fault at ${point}`),
+  subject?: string,
 ) {
-  armed.set(point, { remaining: times, make });
+  armed.set(point, { remaining: times, make, subject });
 }
 
 export function disarmFaults(): void {
   armed.clear();
 }
 
-/** Throws if `point` is armed (and counts the pass). */
-export function faultPoint(point: FaultPoint): void {
+/** Throws if `point` is armed for this subject (and counts the pass). */
+export function faultPoint(point: FaultPoint, subject?: string): void {
   const fault = armed.get(point);
   if (!fault || fault.remaining <= 0) return;
+  if (fault.subject !== undefined && fault.subject !== subject) return;
   fault.remaining -= 1;
   throw fault.make();
 }

@@ -50,7 +50,7 @@ export const portOwner = (row: Pick<ServiceRow, 'name' | 'incarnation'>) => `${r
  * worked from. Safe to repeat, to run late, or to run twice at once.
  */
 export async function reconcileService(message: ServiceReconcileMessage): Promise<void> {
-  faultPoint('service:start');
+  faultPoint('service:start', message.name);
   let row = await getServiceRow(message.name);
   if (!row) return;
   if (message.generation <= row.observedGeneration && row.observedGeneration >= row.generation) return;
@@ -105,7 +105,7 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
     failure ??= 'No default router is registered: create the first agent or PUT /api/v3/router';
   }
 
-  faultPoint('service:after-hub-write');
+  faultPoint('service:after-hub-write', row.name);
 
   if (needsKubernetesService(row)) {
     if (row.deleted) await deleteKubernetesService(row.name);
@@ -136,9 +136,9 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   if (hubKey) fanOut.delete(hubKey);
   if (siteMoved) fanOut.delete(previousSite);
   await timeStep('service: fan-out', () => enqueueRouterReconciles(fanOut, row!.name));
-  faultPoint('service:after-fan-out');
+  faultPoint('service:after-fan-out', row.name);
 
-  faultPoint('service:before-status-write');
+  faultPoint('service:before-status-write', row.name);
   if (row.deleted) {
     await removeServiceTombstone(row.name, row.generation);
     return;

@@ -108,10 +108,11 @@ const crashPoints: FaultPoint[] = [
 describe('a service worker dying part-way through a reconcile', () => {
   it.each(crashPoints)('converges a create when the worker dies at %s (twice)', async (point) => {
     // Prepare
-    armFault(point, MAX_RECEIVES - 1);
+    const name = `create-${point.replace(/[^a-z]/g, '')}`;
+    armFault(point, MAX_RECEIVES - 1, undefined, name);
 
     // Act
-    const created = await createExternal(`create-${point.replace(/[^a-z]/g, '')}`);
+    const created = await createExternal(name);
 
     // Assess
     await expectConverged(created.name, created.bridgePort);
@@ -121,7 +122,7 @@ describe('a service worker dying part-way through a reconcile', () => {
     // Prepare
     const created = await createExternal(`delete-${point.replace(/[^a-z]/g, '')}`);
     await expectConverged(created.name, created.bridgePort);
-    armFault(point, MAX_RECEIVES - 1);
+    armFault(point, MAX_RECEIVES - 1, undefined, created.name);
 
     // Act
     expect((await api.delete(`/api/v3/services/${created.name}`)).status).toBe(204);
@@ -179,7 +180,7 @@ describe('contention and stuck dependencies', () => {
 describe('poison messages, duplicates and reordering', () => {
   it('moves a message that always fails to the DLQ, marks the service failed with the error, and recovers on reconcile', async () => {
     // Prepare
-    armFault('service:start', MAX_RECEIVES);
+    armFault('service:start', MAX_RECEIVES, undefined, 'poison');
 
     // Act
     const created = await createExternal('poison');
