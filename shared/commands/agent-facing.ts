@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { emptyHubRouterConfig } from '../domain/router-config.js';
 import { parseWith } from '../domain/validation.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { listMicroservicesByAgent } from '../store/applications.js';
 import { acknowledgeChanges, type ChangeFlag, readChangeFlags } from '../store/changes.js';
-import { getDefaultRouter, getRouterConfig, hubRouterKey } from '../store/routers.js';
+import { getDefaultRouter, hubRouterKey, readRouterConfig } from '../store/routers.js';
 
 /** What GET /api/v3/agent/config/changes answers: every reference flag plus `lastUpdated`. */
 export async function getAgentChanges(
@@ -76,8 +75,10 @@ export async function getAgentMicroservice(agentUuid: string, uuid: string): Pro
 /** The router system microservice: its config is the router config fogbridge manages, as a JSON string. */
 async function routerMicroservice(agent: AgentRow): Promise<AgentMicroservice | undefined> {
   if (agent.routerMode === 'none') return undefined;
-  const isHub = hubRouterKey(await getDefaultRouter()) === agent.uuid;
-  const routerConfig = (await getRouterConfig(agent.uuid))?.config ?? (isHub ? emptyHubRouterConfig() : {});
+  const routerConfig = await readRouterConfig(
+    agent.uuid,
+    hubRouterKey(await getDefaultRouter()) === agent.uuid,
+  );
   return {
     uuid: routerMicroserviceUuid(agent.uuid),
     name: 'router',

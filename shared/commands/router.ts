@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { config } from '../config.js';
 import { DEFAULT_ROUTER_PORTS } from '../domain/agent-schema.js';
-import { emptyHubRouterConfig, type RouterConfig } from '../domain/router-config.js';
+import type { RouterConfig } from '../domain/router-config.js';
 import type { SkrouterdEntry } from '../domain/skrouterd.js';
 import { parseWith } from '../domain/validation.js';
 import { NotFoundError } from '../errors.js';
@@ -11,9 +11,9 @@ import { getAgentRow } from '../store/agents.js';
 import {
   type DefaultRouterRow,
   getDefaultRouter,
-  getRouterConfig,
   hubRouterKey,
   putDefaultRouter,
+  readRouterConfig,
   STANDALONE_DEFAULT_ROUTER,
 } from '../store/routers.js';
 import { listServiceRows } from '../store/services.js';
@@ -91,7 +91,7 @@ export async function getHubRouterConfig(): Promise<RouterConfig | SkrouterdEntr
   if (!key) throw new NotFoundError('Default router not found: register it with PUT /api/v3/router');
   // On Kubernetes the default router's document is the operator's skrouterd.json (array of pairs).
   if (key === STANDALONE_DEFAULT_ROUTER && config().controlPlane === 'kubernetes') return readHubConfigMap();
-  return (await getRouterConfig(key))?.config ?? emptyHubRouterConfig();
+  return readRouterConfig(key, true);
 }
 
 /** An agent's router microservice config, exactly as the agent receives it. */
@@ -101,7 +101,5 @@ export async function getAgentRouterConfig(uuid: string): Promise<RouterConfig> 
   if (agent.routerMode === 'none') {
     throw new NotFoundError(`Agent ${agent.name} has router mode none: it has no router config`);
   }
-  const defaultRouter = await getDefaultRouter();
-  const isHub = hubRouterKey(defaultRouter) === uuid;
-  return (await getRouterConfig(uuid))?.config ?? (isHub ? emptyHubRouterConfig() : {});
+  return readRouterConfig(uuid, hubRouterKey(await getDefaultRouter()) === uuid);
 }

@@ -23,6 +23,11 @@ export function emptyHubRouterConfig(): RouterConfig {
   return { bridges: { tcpListeners: {}, tcpConnectors: {} } };
 }
 
+/** What a router's config is before fogbridge first writes it: the hub's empty maps, else nothing. */
+export function initialRouterConfig(isHub: boolean): RouterConfig {
+  return isHub ? emptyHubRouterConfig() : {};
+}
+
 /**
  * Replace the managed bridge entries of `current` with `desired`. A map that exists is kept even when it
  * ends up empty; a missing map is only created when there is something to put in it.

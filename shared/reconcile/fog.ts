@@ -33,9 +33,10 @@ export async function reconcileRouterRequest(message: RouterReconcileMessage): P
   if (agent) await syncAgentTokenIndex(agent);
   if (!agent && routerKey !== STANDALONE_DEFAULT_ROUTER) await deleteRouterConfig(routerKey);
 
-  const result = await timeStep('fog: router reconcile', () => reconcileRouter(routerKey));
+  const defaultRouter = await getDefaultRouter();
+  const result = await timeStep('fog: router reconcile', () => reconcileRouter(routerKey, defaultRouter));
   if (result.managed && message.service)
-    await verifyServiceEntries(routerKey, result.config, message.service, agent);
+    await verifyServiceEntries(routerKey, result.config, message.service, agent, hubRouterKey(defaultRouter));
   await markRouterRequestsCompleted(routerKey, coveredUpTo);
   if (agent && agent.observedGeneration < agent.generation) {
     await replaceAgentRow({ ...agent, observedGeneration: agent.generation }, agent);
@@ -62,10 +63,10 @@ async function verifyServiceEntries(
   routerConfig: { bridges?: { tcpListeners?: object; tcpConnectors?: object } } | undefined,
   serviceName: string,
   agent: AgentRow | undefined,
+  hubKey: string | undefined,
 ): Promise<void> {
   const service = await getServiceRow(serviceName);
   const live = !!service && !service.deleted && service.bridgePort != null;
-  const hubKey = hubRouterKey(await getDefaultRouter());
   const bridges = routerConfig?.bridges ?? {};
   const hasListener = listenerName(serviceName) in (bridges.tcpListeners ?? {});
   const hasConnector = connectorName(serviceName) in (bridges.tcpConnectors ?? {});

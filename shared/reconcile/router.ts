@@ -3,7 +3,7 @@ import { agentDistributionTokens, agentSelectsService, DISTRIBUTION_ALL } from '
 import {
   applyDesiredBridges,
   type DesiredBridges,
-  emptyHubRouterConfig,
+  initialRouterConfig,
   type RouterConfig,
   sameRouterConfig,
 } from '../domain/router-config.js';
@@ -56,8 +56,12 @@ export interface RouterReconcileResult {
  * recomputes. The hub document is also written under the hub lock, so a burst of service reconciles
  * queues on the lock instead of on version conflicts; whoever holds it applies every pending change.
  */
-export async function reconcileRouter(routerKey: string): Promise<RouterReconcileResult> {
-  const defaultRouter = await getDefaultRouter();
+export async function reconcileRouter(
+  routerKey: string,
+  // A caller that has just read the default router passes it on instead of reading it again.
+  knownDefaultRouter?: DefaultRouterRow,
+): Promise<RouterReconcileResult> {
+  const defaultRouter = knownDefaultRouter ?? (await getDefaultRouter());
   const hubKey = hubRouterKey(defaultRouter);
   if (routerKey !== hubKey) return reconcileRouterUnlocked(routerKey, defaultRouter);
   const { hubLockLeaseMs } = config();
@@ -92,7 +96,7 @@ async function reconcileRouterUnlocked(
   for (let attempt = 0; attempt < 20; attempt++) {
     const desired = await desiredBridges(routerKey, isHub, agent);
     const current = await getRouterConfig(routerKey);
-    const base = current?.config ?? (isHub ? emptyHubRouterConfig() : {});
+    const base = current?.config ?? initialRouterConfig(isHub);
     const next = applyDesiredBridges(base, desired);
     // Nothing to change (a router with no config yet whose desired state is its default counts too):
     // no write, and no change flag for the agent to chase.

@@ -88,7 +88,7 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
     try {
       hub = reflected
         ? undefined
-        : await timeStep('service: hub lock + hub write', () => reconcileRouter(hubKey));
+        : await timeStep('service: hub lock + hub write', () => reconcileRouter(hubKey, defaultRouter));
     } catch (error) {
       // A hub that cannot be written as things stand (the operator's ConfigMap missing or malformed)
       // fails the service with the reason; anything else is retried.
@@ -131,7 +131,7 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   // A connector that moved (resource changed, microservice moved) leaves its old site first, inline;
   // then every router the service touches now or touched before is asked to converge.
   const siteMoved = !!previousSite && previousSite !== row.siteKey && previousSite !== hubKey;
-  if (siteMoved) await reconcileRouter(previousSite);
+  if (siteMoved) await reconcileRouter(previousSite, defaultRouter);
   const fanOut = new Set([...routersFor(everSelected), ...row.appliedRouters]);
   if (hubKey) fanOut.delete(hubKey);
   if (siteMoved) fanOut.delete(previousSite);

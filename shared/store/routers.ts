@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { RouterConfig } from '../domain/router-config.js';
+import { initialRouterConfig, type RouterConfig } from '../domain/router-config.js';
 import { faultArmed } from '../faults.js';
 import { documentClient, isConditionalCheckFailed, keys, tableName, withoutKeys } from './client.js';
 
@@ -65,6 +65,11 @@ export async function getRouterConfig(routerKey: string): Promise<RouterConfigRo
     new GetCommand({ TableName: tableName(), Key: keys.routerConfig(routerKey), ConsistentRead: true }),
   );
   return withoutKeys<RouterConfigRow>(Item);
+}
+
+/** A router's config as its router receives it: the stored one, or its initial config. */
+export async function readRouterConfig(routerKey: string, isHub: boolean): Promise<RouterConfig> {
+  return (await getRouterConfig(routerKey))?.config ?? initialRouterConfig(isHub);
 }
 
 /**
