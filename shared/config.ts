@@ -1,8 +1,10 @@
 import { z } from 'zod';
 
 /**
- * Every environment variable fogbridge reads, parsed once. A bad value fails at start-up with a message
- * naming the variable, not deep inside a request.
+ * Every environment variable fogbridge reads, in one list, parsed once. A bad value fails at start-up with
+ * a message naming the variable, not deep inside a request. The CDK app reads the deploy-time ones from
+ * CDK context by the `context` key given here and hands them to the functions under the same variable,
+ * so the two can never disagree on a name, a default or a rule.
  */
 const portRange = z
   .string()
@@ -16,39 +18,250 @@ const portRange = z
     'must be an ascending range within 1-65535',
   );
 
-const positiveInt = z.coerce.number().int().positive();
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const text = z.string().min(1);
+const flag = z
+  .string()
+  .transform((value) => value.trim().toLowerCase())
+  .pipe(z.enum(['true', 'false']))
+  .transform((value) => value === 'true');
 
-const schema = z.object({
-  CONTROL_PLANE: z.string().default('remote'),
-  CONTROLLER_NAMESPACE: z.string().min(1).default('default'),
-  CONTROLLER_NAME: z.string().min(1).default('pot'),
-  BRIDGE_PORTS_RANGE: portRange.default({ from: 10024, to: 65535 }),
-  SERVICE_ANNOTATION_TAG: z.string().min(1).default('service.iofog.org/tag'),
-  APP_LABEL: z.string().min(1).default('iofog'),
-  DISTRIBUTION: z.enum(['datasance', 'iofog']).default('datasance'),
-  COMPONENT_LABEL_DOMAIN: z.string().min(1).optional(),
-  TABLE_NAME: z.string().min(1).default('fogbridge'),
-  SERVICE_QUEUE_URL: z.string().min(1).optional(),
-  FOG_QUEUE_URL: z.string().min(1).optional(),
-  AWS_REGION: z.string().min(1).default('us-east-1'),
-  HUB_LOCK_LEASE_MS: positiveInt.default(20_000),
-  PENDING_GRACE_MS: positiveInt.default(60_000),
-  MAX_RECEIVE_COUNT: positiveInt.default(5),
-  AUTH_ISSUER: z.string().min(1).optional(),
-  AUTH_AUDIENCE: z.string().min(1).optional(),
-  AUTH_JWKS_URL: z.url().optional(),
-  AUTH_PUBLIC_KEY: z.string().min(1).optional(),
-  AUTH_ROLES_CLAIM: z.string().min(1).default('roles'),
-  AGENT_TOKEN_MAX_LIFETIME_SECONDS: positiveInt.default(600),
-  PROVISIONING_KEY_TTL_SECONDS: positiveInt.default(600),
-  KUBECONFIG: z.string().min(1).optional(),
-  EKS_CLUSTER_NAME: z.string().min(1).optional(),
-  EKS_CLUSTER_ENDPOINT: z.url().optional(),
-  EKS_CLUSTER_CA: z.string().min(1).optional(),
-  LOADBALANCER_POLL_ATTEMPTS: positiveInt.default(10),
-  LOADBALANCER_POLL_INTERVAL_MS: positiveInt.default(2_000),
-  LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
-});
+/**
+ * Which functions receive a setting in AWS: `controller` every function that touches the table,
+ * `auth` the API functions, `kubernetes` the workers that call the cluster, `local` none (the embedded
+ * runtime and local tools only).
+ */
+export type SettingScope = 'controller' | 'auth' | 'kubernetes' | 'local';
+
+export interface Setting {
+  schema: z.ZodType;
+  /** Used when the variable is unset (a string, parsed like a set value). */
+  default?: string;
+  scope: SettingScope;
+  /** The CDK context key for a deploy-time setting; `https` adds the rule API Gateway imposes. */
+  context?: { key: string; https?: boolean; required?: boolean };
+  doc: string;
+}
+
+export const SETTINGS = {
+  CONTROL_PLANE: {
+    schema: z.string(),
+    default: 'remote',
+    scope: 'controller',
+    context: { key: 'controlPlane' },
+    doc: '`kubernetes`, or anything else for a remote control plane',
+  },
+  CONTROLLER_NAMESPACE: {
+    schema: text,
+    default: 'default',
+    scope: 'controller',
+    context: { key: 'controllerNamespace' },
+    doc: 'namespace of the hub ConfigMap and the Kubernetes Services',
+  },
+  CONTROLLER_NAME: {
+    schema: text,
+    default: 'pot',
+    scope: 'controller',
+    context: { key: 'controllerName' },
+    doc: '`app.kubernetes.io/instance` label',
+  },
+  BRIDGE_PORTS_RANGE: {
+    schema: portRange,
+    default: '10024-65535',
+    scope: 'controller',
+    context: { key: 'bridgePortsRange' },
+    doc: 'bridge port pool',
+  },
+  SERVICE_ANNOTATION_TAG: {
+    schema: text,
+    default: 'service.iofog.org/tag',
+    scope: 'controller',
+    context: { key: 'serviceAnnotationTag' },
+    doc: 'distribution tag prefix',
+  },
+  APP_LABEL: {
+    schema: text,
+    default: 'iofog',
+    scope: 'controller',
+    context: { key: 'appLabel' },
+    doc: '`app.kubernetes.io/name` label',
+  },
+  DISTRIBUTION: {
+    schema: z.enum(['datasance', 'iofog']),
+    default: 'datasance',
+    scope: 'controller',
+    context: { key: 'distribution' },
+    doc: '`datasance` or `iofog`: router label domain',
+  },
+  COMPONENT_LABEL_DOMAIN: {
+    schema: text,
+    scope: 'controller',
+    context: { key: 'componentLabelDomain' },
+    doc: 'overrides the router label domain',
+  },
+  HUB_LOCK_LEASE_MS: {
+    schema: int(1000, 900_000),
+    default: '20000',
+    scope: 'controller',
+    context: { key: 'hubLockLeaseMs' },
+    doc: 'hub lock lease',
+  },
+  PENDING_GRACE_MS: {
+    schema: int(1000, 86_400_000),
+    default: '60000',
+    scope: 'controller',
+    context: { key: 'pendingGraceMs' },
+    doc: 'age after which the sweeper re-drives lagging work',
+  },
+  MAX_RECEIVE_COUNT: {
+    schema: int(1, 1000),
+    default: '5',
+    scope: 'controller',
+    context: { key: 'maxReceiveCount' },
+    doc: 'deliveries before a message goes to its DLQ (the service is marked `failed` on the last)',
+  },
+  LOG_LEVEL: {
+    schema: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']),
+    default: 'INFO',
+    scope: 'controller',
+    context: { key: 'logLevel' },
+    doc: 'log level (`POWERTOOLS_LOG_LEVEL` is read when this is unset)',
+  },
+  TABLE_NAME: {
+    schema: text,
+    default: 'fogbridge',
+    scope: 'controller',
+    doc: 'DynamoDB table (set by the stack in AWS)',
+  },
+  SERVICE_QUEUE_URL: {
+    schema: text,
+    scope: 'controller',
+    doc: 'service reconcile queue (set by the stack in AWS, by the runtime locally)',
+  },
+  FOG_QUEUE_URL: {
+    schema: text,
+    scope: 'controller',
+    doc: 'fog reconcile queue (set by the stack in AWS, by the runtime locally)',
+  },
+  AWS_REGION: {
+    schema: text,
+    default: 'us-east-1',
+    scope: 'local',
+    doc: 'AWS region (set by Lambda in AWS)',
+  },
+  AWS_ENDPOINT_URL: {
+    schema: z.url(),
+    scope: 'local',
+    doc: 'one endpoint for every AWS service (LocalStack)',
+  },
+  AWS_ENDPOINT_URL_DYNAMODB: { schema: z.url(), scope: 'local', doc: 'DynamoDB endpoint override' },
+  AWS_ENDPOINT_URL_SQS: { schema: z.url(), scope: 'local', doc: 'SQS endpoint override' },
+  AUTH_ISSUER: {
+    schema: text,
+    scope: 'auth',
+    context: { key: 'authIssuer', https: true, required: true },
+    doc: 'issuer of user tokens',
+  },
+  AUTH_AUDIENCE: {
+    schema: text,
+    scope: 'auth',
+    context: { key: 'authAudience', required: true },
+    doc: 'audience of user tokens',
+  },
+  AUTH_JWKS_URL: {
+    schema: z.url(),
+    scope: 'auth',
+    context: { key: 'authJwksUrl', https: true },
+    doc: 'JWKS endpoint of the identity provider (in AWS: `<authIssuer>/.well-known/jwks.json` unless set)',
+  },
+  AUTH_PUBLIC_KEY: {
+    schema: text,
+    scope: 'auth',
+    context: { key: 'authPublicKey' },
+    doc: 'a public key (PEM, a JWK, or a JWK set as JSON) instead of a JWKS endpoint',
+  },
+  AUTH_ROLES_CLAIM: {
+    schema: text,
+    default: 'roles',
+    scope: 'auth',
+    context: { key: 'authRolesClaim' },
+    doc: 'claim holding the roles (an array or a space-separated string)',
+  },
+  AGENT_TOKEN_MAX_LIFETIME_SECONDS: {
+    schema: int(1, 86_400),
+    default: '600',
+    scope: 'auth',
+    context: { key: 'agentTokenMaxLifetimeSeconds' },
+    doc: 'longest agent token accepted (`exp − iat`)',
+  },
+  PROVISIONING_KEY_TTL_SECONDS: {
+    schema: int(1, 86_400),
+    default: '600',
+    scope: 'auth',
+    context: { key: 'provisioningKeyTtlSeconds' },
+    doc: 'life of a provisioning key',
+  },
+  KUBECONFIG: {
+    schema: text,
+    scope: 'local',
+    doc: 'kubeconfig file of the cluster (local runs and tests)',
+  },
+  EKS_CLUSTER_NAME: {
+    schema: text,
+    scope: 'kubernetes',
+    context: { key: 'eksClusterName' },
+    doc: 'EKS cluster the workers call',
+  },
+  EKS_CLUSTER_ENDPOINT: {
+    schema: z.url(),
+    scope: 'kubernetes',
+    context: { key: 'eksClusterEndpoint', https: true },
+    doc: 'its API endpoint',
+  },
+  EKS_CLUSTER_CA: {
+    schema: text,
+    scope: 'kubernetes',
+    context: { key: 'eksClusterCa' },
+    doc: 'base64 PEM of its CA, as `aws eks describe-cluster` returns it',
+  },
+  LOADBALANCER_POLL_ATTEMPTS: {
+    schema: int(1, 100),
+    default: '10',
+    scope: 'kubernetes',
+    context: { key: 'loadBalancerPollAttempts' },
+    doc: 'LoadBalancer ingress checks',
+  },
+  LOADBALANCER_POLL_INTERVAL_MS: {
+    schema: int(100, 60_000),
+    default: '2000',
+    scope: 'kubernetes',
+    context: { key: 'loadBalancerPollIntervalMs' },
+    doc: 'time between them',
+  },
+  HOST: { schema: text, default: '127.0.0.1', scope: 'local', doc: 'local runtime listen address' },
+  PORT: { schema: int(0, 65535), default: '51121', scope: 'local', doc: 'its port (0 picks a free port)' },
+  FOGBRIDGE_DATA_DIR: {
+    schema: text,
+    default: '.fogbridge',
+    scope: 'local',
+    doc: 'local runtime data (embedded DynamoDB files, signing key, admin token)',
+  },
+  SWEEP_INTERVAL_MS: {
+    schema: int(100, 86_400_000),
+    default: '30000',
+    scope: 'local',
+    doc: 'local runtime sweeper period (EventBridge schedules it in AWS)',
+  },
+  FOGBRIDGE_METER_USAGE: {
+    schema: flag,
+    default: 'false',
+    scope: 'local',
+    doc: '`true` counts DynamoDB capacity, SQS messages and step times (the benchmark sets it)',
+  },
+} satisfies Record<string, Setting>;
+
+export type SettingName = keyof typeof SETTINGS;
+type Parsed = { [K in SettingName]: z.output<(typeof SETTINGS)[K]['schema']> | undefined };
 
 export type Config = {
   controlPlane: 'kubernetes' | 'remote';
@@ -62,11 +275,16 @@ export type Config = {
   serviceQueueUrl: string | undefined;
   fogQueueUrl: string | undefined;
   region: string;
+  /** Endpoint overrides (the embedded runtime, LocalStack, emulators); AWS itself when unset. */
+  endpoints: { dynamodb: string | undefined; sqs: string | undefined };
+  /** Fixed credentials for an emulator; the default credential chain when unset. */
+  credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
   hubLockLeaseMs: number;
   pendingGraceMs: number;
   /** Receives before SQS moves a message to its DLQ; must match the queues' redrive policy. */
   maxReceiveCount: number;
-  logLevel: string;
+  logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  meterUsage: boolean;
   kubernetes: {
     /** A kubeconfig file (local runs and tests); otherwise the EKS settings below. */
     kubeconfig: string | undefined;
@@ -89,67 +307,101 @@ export type Config = {
     agentTokenMaxLifetimeSeconds: number;
     provisioningKeyTtlSeconds: number;
   };
+  /** The embedded runtime (`npm start`) and the local tools. */
+  local: { host: string; port: number; dataDir: string; sweepIntervalMs: number };
 };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export function loadConfig(env: Record<string, string | undefined>): Config {
-  const present = Object.fromEntries(
-    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
-  );
-  const parsed = schema.safeParse(present);
+/** One setting's value: the variable if set (not empty), else the default; undefined when neither. */
+export function parseSetting(name: SettingName, raw: string | undefined): unknown {
+  const setting: Setting = SETTINGS[name];
+  const value = raw === undefined || raw === '' ? setting.default : raw;
+  if (value === undefined) return undefined;
+  const parsed = setting.schema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const variable = String(issue.path[0]);
     throw new ConfigError(
-      `Environment variable ${variable}=${JSON.stringify(env[variable])}: ${issue.message}`,
+      `Environment variable ${name}=${JSON.stringify(raw ?? value)}: ${parsed.error.issues[0]!.message}`,
     );
   }
-  const e = parsed.data;
+  return parsed.data;
+}
+
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const withFallbacks: Record<string, string | undefined> = {
+    ...env,
+    LOG_LEVEL: env.LOG_LEVEL || env.POWERTOOLS_LOG_LEVEL,
+  };
+  const e = Object.fromEntries(
+    (Object.keys(SETTINGS) as SettingName[]).map((name) => [name, parseSetting(name, withFallbacks[name])]),
+  ) as Parsed;
   const componentDomain =
     e.COMPONENT_LABEL_DOMAIN ?? (e.DISTRIBUTION === 'iofog' ? 'iofog.org' : 'datasance.com');
   return {
-    controlPlane: e.CONTROL_PLANE.toLowerCase() === 'kubernetes' ? 'kubernetes' : 'remote',
-    controllerNamespace: e.CONTROLLER_NAMESPACE,
-    controllerName: e.CONTROLLER_NAME,
-    bridgePorts: e.BRIDGE_PORTS_RANGE,
-    serviceAnnotationTag: e.SERVICE_ANNOTATION_TAG,
-    appLabel: e.APP_LABEL,
+    controlPlane: e.CONTROL_PLANE!.toLowerCase() === 'kubernetes' ? 'kubernetes' : 'remote',
+    controllerNamespace: e.CONTROLLER_NAMESPACE!,
+    controllerName: e.CONTROLLER_NAME!,
+    bridgePorts: e.BRIDGE_PORTS_RANGE!,
+    serviceAnnotationTag: e.SERVICE_ANNOTATION_TAG!,
+    appLabel: e.APP_LABEL!,
     componentLabelKey: `${componentDomain}/component`,
-    tableName: e.TABLE_NAME,
+    tableName: e.TABLE_NAME!,
     serviceQueueUrl: e.SERVICE_QUEUE_URL,
     fogQueueUrl: e.FOG_QUEUE_URL,
-    region: e.AWS_REGION,
-    hubLockLeaseMs: e.HUB_LOCK_LEASE_MS,
-    pendingGraceMs: e.PENDING_GRACE_MS,
-    maxReceiveCount: e.MAX_RECEIVE_COUNT,
-    logLevel: e.LOG_LEVEL,
+    region: e.AWS_REGION!,
+    endpoints: {
+      dynamodb: e.AWS_ENDPOINT_URL_DYNAMODB ?? e.AWS_ENDPOINT_URL,
+      sqs: e.AWS_ENDPOINT_URL_SQS ?? e.AWS_ENDPOINT_URL,
+    },
+    credentials: undefined,
+    hubLockLeaseMs: e.HUB_LOCK_LEASE_MS!,
+    pendingGraceMs: e.PENDING_GRACE_MS!,
+    maxReceiveCount: e.MAX_RECEIVE_COUNT!,
+    logLevel: e.LOG_LEVEL!,
+    meterUsage: e.FOGBRIDGE_METER_USAGE!,
     kubernetes: {
       kubeconfig: e.KUBECONFIG,
       eksClusterName: e.EKS_CLUSTER_NAME,
       eksEndpoint: e.EKS_CLUSTER_ENDPOINT,
       eksCertificateAuthority: e.EKS_CLUSTER_CA,
-      loadBalancerPollAttempts: e.LOADBALANCER_POLL_ATTEMPTS,
-      loadBalancerPollIntervalMs: e.LOADBALANCER_POLL_INTERVAL_MS,
+      loadBalancerPollAttempts: e.LOADBALANCER_POLL_ATTEMPTS!,
+      loadBalancerPollIntervalMs: e.LOADBALANCER_POLL_INTERVAL_MS!,
     },
     auth: {
       issuer: e.AUTH_ISSUER,
       audience: e.AUTH_AUDIENCE,
       jwksUrl: e.AUTH_JWKS_URL,
       publicKey: e.AUTH_PUBLIC_KEY,
-      rolesClaim: e.AUTH_ROLES_CLAIM,
-      agentTokenMaxLifetimeSeconds: e.AGENT_TOKEN_MAX_LIFETIME_SECONDS,
-      provisioningKeyTtlSeconds: e.PROVISIONING_KEY_TTL_SECONDS,
+      rolesClaim: e.AUTH_ROLES_CLAIM!,
+      agentTokenMaxLifetimeSeconds: e.AGENT_TOKEN_MAX_LIFETIME_SECONDS!,
+      provisioningKeyTtlSeconds: e.PROVISIONING_KEY_TTL_SECONDS!,
+    },
+    local: {
+      host: e.HOST!,
+      port: e.PORT!,
+      dataDir: e.FOGBRIDGE_DATA_DIR!,
+      sweepIntervalMs: e.SWEEP_INTERVAL_MS!,
     },
   };
 }
 
-let cached: Config | undefined;
+let fromProcess: Config | undefined;
 
-/** The process configuration, read from process.env on first use. */
-export function config(): Config {
-  cached ??= loadConfig(process.env);
-  return cached;
+/**
+ * The configuration of this process, read from its environment on first use: what a Lambda function
+ * runs with. The embedded runtime builds its own configuration and passes it to the handlers.
+ */
+export function processConfig(): Config {
+  fromProcess ??= loadConfig(process.env);
+  return fromProcess;
+}
+
+/**
+ * The AWS SDK warns on every client when Node is older than it prefers; fogbridge runs on Node 20 locally
+ * on purpose (Lambda runs 22). Called by the local entry points before any client exists.
+ */
+export function quietSdkVersionWarning(): void {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 }

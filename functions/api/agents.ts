@@ -1,56 +1,94 @@
+import { z } from 'zod';
 import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from '../../shared/commands/agents.js';
 import { issueProvisioningKey } from '../../shared/commands/provisioning.js';
 import { getAgentRouterConfig } from '../../shared/commands/router.js';
 import {
-  type ApiEvent,
-  type ApiRoute,
-  httpApi,
-  json,
-  jsonBody,
-  noContent,
-  pathParameter,
-} from '../../shared/http/api.js';
+  createAgentBody,
+  patchAgentBody,
+  rejectAgentUuidChange,
+  stripIgnoredAgentFields,
+} from '../../shared/domain/agent-schema.js';
+import { httpApi, jsonRequest, reply, routesOf } from '../../shared/http/api.js';
+import {
+  agentView,
+  createdAgent,
+  provisioningKeyView,
+  routerConfigView,
+} from '../../shared/http/api-schemas.js';
+import { examples } from '../../shared/http/examples.js';
 
-export const routes: ApiRoute[] = [
-  { method: 'GET', path: '/api/v3/iofog-list', handler: async () => json(200, { fogs: await listAgents() }) },
-  {
+const route = routesOf('agents');
+
+export const routes = [
+  route({
+    method: 'GET',
+    path: '/api/v3/iofog-list',
+    auth: 'viewer',
+    summary: 'List agents',
+    responses: { 200: z.object({ fogs: z.array(agentView) }).strict() },
+    handler: async () => reply.ok({ fogs: await listAgents() }),
+  }),
+  route({
     method: 'POST',
     path: '/api/v3/iofog',
-    handler: async (event: ApiEvent) => json(201, await createAgent(jsonBody(event))),
-  },
-  {
+    auth: 'admin',
+    summary: 'Create an agent',
+    request: jsonRequest(createAgentBody, { after: stripIgnoredAgentFields, example: examples.agent }),
+    responses: { 201: createdAgent },
+    handler: async ({ body }) => reply.created(await createAgent(body)),
+  }),
+  route({
     method: 'GET',
     path: '/api/v3/iofog/{uuid}',
-    handler: async (event: ApiEvent) => json(200, await getAgent(pathParameter(event, 'uuid'))),
-  },
-  {
+    auth: 'viewer',
+    summary: 'Read an agent',
+    responses: { 200: agentView },
+    handler: async ({ param }) => reply.ok(await getAgent(param('uuid'))),
+  }),
+  route({
     method: 'PATCH',
     path: '/api/v3/iofog/{uuid}',
-    handler: async (event: ApiEvent) => {
-      await updateAgent(pathParameter(event, 'uuid'), jsonBody(event));
-      return noContent();
+    auth: 'admin',
+    summary: 'Update an agent (partial)',
+    request: jsonRequest(patchAgentBody, {
+      before: rejectAgentUuidChange,
+      after: stripIgnoredAgentFields,
+      example: examples.agentPatch,
+    }),
+    responses: { 204: null },
+    handler: async ({ body, param }) => {
+      await updateAgent(param('uuid'), body);
+      return reply.noContent();
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/api/v3/iofog/{uuid}',
-    handler: async (event: ApiEvent) => {
-      await deleteAgent(pathParameter(event, 'uuid'));
-      return noContent();
+    auth: 'admin',
+    summary: 'Delete an agent',
+    responses: { 204: null },
+    handler: async ({ param }) => {
+      await deleteAgent(param('uuid'));
+      return reply.noContent();
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/api/v3/iofog/{uuid}/provisioning-key',
     // A GET that hands out a credential: admin only.
     auth: 'admin',
-    handler: async (event: ApiEvent) => json(200, await issueProvisioningKey(pathParameter(event, 'uuid'))),
-  },
-  {
+    summary: 'Issue a provisioning key',
+    responses: { 200: provisioningKeyView },
+    handler: async ({ param }) => reply.ok(await issueProvisioningKey(param('uuid'))),
+  }),
+  route({
     method: 'GET',
     path: '/api/v3/iofog/{uuid}/router-config',
-    handler: async (event: ApiEvent) => json(200, await getAgentRouterConfig(pathParameter(event, 'uuid'))),
-  },
+    auth: 'viewer',
+    summary: "An agent's router config",
+    responses: { 200: routerConfigView },
+    handler: async ({ param }) => reply.ok(await getAgentRouterConfig(param('uuid'))),
+  }),
 ];
 
 export const handler = httpApi(routes);

@@ -1,22 +1,42 @@
+import { z } from 'zod';
 import {
   getDefaultRouterView,
   getHubRouterConfig,
   putDefaultRouterFromBody,
 } from '../../shared/commands/router.js';
-import { type ApiEvent, type ApiRoute, httpApi, json, jsonBody } from '../../shared/http/api.js';
+import { putRouterBody } from '../../shared/domain/router-schema.js';
+import { httpApi, jsonRequest, reply, routesOf } from '../../shared/http/api.js';
+import { defaultRouterView } from '../../shared/http/api-schemas.js';
+import { examples } from '../../shared/http/examples.js';
 
-export const routes: ApiRoute[] = [
-  { method: 'GET', path: '/api/v3/router', handler: async () => json(200, await getDefaultRouterView()) },
-  {
+const route = routesOf('router');
+
+export const routes = [
+  route({
+    method: 'GET',
+    path: '/api/v3/router',
+    auth: 'viewer',
+    summary: 'The default router',
+    responses: { 200: defaultRouterView },
+    handler: async () => reply.ok(await getDefaultRouterView()),
+  }),
+  route({
     method: 'PUT',
     path: '/api/v3/router',
-    handler: async (event: ApiEvent) => json(200, await putDefaultRouterFromBody(jsonBody(event))),
-  },
-  {
+    auth: 'admin',
+    summary: 'Register the default router',
+    request: jsonRequest(putRouterBody, { example: examples.defaultRouter }),
+    responses: { 200: defaultRouterView },
+    handler: async ({ body }) => reply.ok(await putDefaultRouterFromBody(body)),
+  }),
+  route({
     method: 'GET',
     path: '/api/v3/router/hub-config',
-    handler: async () => json(200, await getHubRouterConfig()),
-  },
+    auth: 'viewer',
+    summary: 'The hub document as last written',
+    responses: { 200: z.unknown() },
+    handler: async () => reply.ok(await getHubRouterConfig()),
+  }),
 ];
 
 export const handler = httpApi(routes);

@@ -1,7 +1,6 @@
-import middy from '@middy/core';
+import { z } from 'zod';
 import {
-  createServiceFromJson,
-  createServiceFromYaml,
+  createService,
   deleteService,
   getService,
   listServices,
@@ -10,73 +9,108 @@ import {
   updateServiceFromYaml,
 } from '../../shared/commands/services.js';
 import {
-  type ApiEvent,
-  type ApiResult,
-  type ApiRoute,
-  httpApi,
-  json,
-  jsonBody,
-  noContent,
-  pathParameter,
-} from '../../shared/http/api.js';
-import { multipartBody, multipartField } from '../../shared/http/multipart.js';
+  createServiceBody,
+  parseServiceYaml,
+  patchServiceBody,
+  rejectAssignedFields,
+  serviceDocument,
+} from '../../shared/domain/service-schema.js';
+import { httpApi, jsonRequest, multipartRequest, reply, routesOf } from '../../shared/http/api.js';
+import { reconcileAccepted, serviceView } from '../../shared/http/api-schemas.js';
+import { examples } from '../../shared/http/examples.js';
 
-/** multipart/form-data with the YAML document in field `service`, as the reference controller takes it. */
-const yamlRoute = (handler: (event: ApiEvent) => Promise<ApiResult>) =>
-  middy<ApiEvent, ApiResult>().use(multipartBody()).handler(handler);
+const route = routesOf('services');
 
-export const routes: ApiRoute[] = [
-  { method: 'GET', path: '/api/v3/services', handler: async () => json(200, await listServices()) },
-  {
+/** The YAML document in multipart field `service`, as potctl uploads it. */
+const serviceYaml = multipartRequest({
+  field: 'service',
+  document: serviceDocument,
+  parse: parseServiceYaml,
+  example: examples.serviceYaml,
+});
+
+export const routes = [
+  route({
+    method: 'GET',
+    path: '/api/v3/services',
+    auth: 'viewer',
+    summary: 'List services, sorted by name',
+    responses: { 200: z.array(serviceView) },
+    handler: async () => reply.ok(await listServices()),
+  }),
+  route({
     method: 'POST',
     path: '/api/v3/services',
-    handler: async (event: ApiEvent) => json(201, await createServiceFromJson(jsonBody(event))),
-  },
-  {
+    auth: 'admin',
+    summary: 'Create a service',
+    request: jsonRequest(createServiceBody, { before: rejectAssignedFields, example: examples.service }),
+    responses: { 201: serviceView },
+    handler: async ({ body }) => reply.created(await createService(body, 'json')),
+  }),
+  route({
     method: 'POST',
     path: '/api/v3/services/yaml',
-    handler: yamlRoute(async (event) =>
-      json(201, await createServiceFromYaml(multipartField(event, 'service'))),
-    ),
-  },
-  {
+    auth: 'admin',
+    summary: 'Create a service from YAML',
+    request: serviceYaml,
+    responses: { 201: serviceView },
+    handler: async ({ body }) => reply.created(await createService(body, 'yaml')),
+  }),
+  route({
     method: 'PATCH',
     path: '/api/v3/services/yaml/{name}',
-    handler: yamlRoute(async (event) => {
-      await updateServiceFromYaml(pathParameter(event, 'name'), multipartField(event, 'service'));
-      return noContent();
-    }),
-  },
-  {
+    auth: 'admin',
+    summary: 'Update a service from YAML',
+    request: serviceYaml,
+    responses: { 204: null },
+    handler: async ({ body, param }) => {
+      await updateServiceFromYaml(param('name'), body);
+      return reply.noContent();
+    },
+  }),
+  route({
     method: 'GET',
     path: '/api/v3/services/{name}',
-    handler: async (event: ApiEvent) => json(200, await getService(pathParameter(event, 'name'))),
-  },
-  {
+    auth: 'viewer',
+    summary: 'Read a service',
+    responses: { 200: serviceView },
+    handler: async ({ param }) => reply.ok(await getService(param('name'))),
+  }),
+  route({
     method: 'PATCH',
     path: '/api/v3/services/{name}',
-    handler: async (event: ApiEvent) => {
-      await updateServiceFromJson(pathParameter(event, 'name'), jsonBody(event));
-      return noContent();
+    auth: 'admin',
+    summary: 'Update a service (partial)',
+    request: jsonRequest(patchServiceBody, { before: rejectAssignedFields, example: examples.servicePatch }),
+    responses: { 204: null },
+    handler: async ({ body, param }) => {
+      await updateServiceFromJson(param('name'), body);
+      return reply.noContent();
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/api/v3/services/{name}',
-    handler: async (event: ApiEvent) => {
-      await deleteService(pathParameter(event, 'name'));
-      return noContent();
+    auth: 'admin',
+    summary: 'Delete a service',
+    responses: { 204: null },
+    handler: async ({ param }) => {
+      await deleteService(param('name'));
+      return reply.noContent();
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/api/v3/services/{name}/reconcile',
-    handler: async (event: ApiEvent) => {
-      const name = pathParameter(event, 'name');
+    auth: 'admin',
+    summary: 'Re-drive a service',
+    responses: { 202: reconcileAccepted },
+    handler: async ({ param }) => {
+      const name = param('name');
       await requestServiceReconcile(name);
-      return json(202, { name, provisioningStatus: 'pending' });
+      return reply.json(202, { name, provisioningStatus: 'pending' });
     },
-  },
+  }),
 ];
 
 export const handler = httpApi(routes);

@@ -1,6 +1,6 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { config } from '../../shared/config.js';
+import { config } from '../../shared/context.js';
 import { parseWith } from '../../shared/domain/validation.js';
 import { logger } from '../../shared/log/logger.js';
 import { serviceReconcileMessage } from '../../shared/queue/messages.js';

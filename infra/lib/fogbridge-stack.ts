@@ -49,7 +49,7 @@ const API_NEEDS: Record<ApiFunctionName, Needs> = {
   registry: { table: true, sends: ['service', 'fog'], auth: true },
   router: { table: true, sends: ['service', 'fog'], auth: true },
   // The Edgelet's routes read and acknowledge; provisioning writes a key. No queue.
-  agent: { table: true, sends: [], auth: true },
+  'agent-protocol': { table: true, sends: [], auth: true },
   // Liveness and the OpenAPI document: no data, no token.
   status: { table: false, sends: [], auth: false },
   openapi: { table: false, sends: [], auth: false },

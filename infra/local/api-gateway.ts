@@ -8,27 +8,39 @@ export type HttpHandler = (
   context: Context,
 ) => Promise<APIGatewayProxyStructuredResultV2>;
 
-export interface HttpRoute {
-  /** Path prefix this function serves (API Gateway routes `prefix` and `prefix/{proxy+}` to it). */
-  prefix: string;
+/** One API function: the routes it serves (its route records) and its handler. */
+export interface HttpFunction {
   functionName: string;
+  routes: readonly { method: string; path: string }[];
   handler: HttpHandler;
+}
+
+/** `/api/v3/services/{name}` as a pattern matching one path segment per parameter. */
+function pathPattern(path: string): RegExp {
+  const segments = path
+    .split('/')
+    .map((segment) =>
+      /^\{[^}]+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    );
+  return new RegExp(`^${segments.join('/')}/?$`);
 }
 
 /** Bodies past this are refused before buffering (API Gateway's own cap is 10 MB). */
 const MAX_REQUEST_BYTES = 1024 * 1024;
 
 /**
- * Adapts a Node HTTP request to an API Gateway HTTP API (payload v2) event, invokes the function that
- * owns the path, and writes its result back, as API Gateway does in AWS.
+ * Adapts a Node HTTP request to an API Gateway HTTP API (payload v2) event, invokes the function whose
+ * route records match it, and writes its result back, as API Gateway does in AWS. A path that some
+ * function serves under another method goes to that function, whose router answers it.
  */
-export function apiGatewayAdapter(routes: HttpRoute[]) {
-  const ordered = [...routes].sort((a, b) => b.prefix.length - a.prefix.length);
+export function apiGatewayAdapter(functions: HttpFunction[]) {
+  const table = functions.flatMap((fn) =>
+    fn.routes.map((route) => ({ method: route.method, pattern: pathPattern(route.path), fn })),
+  );
   return async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const route = ordered.find(
-      (candidate) => url.pathname === candidate.prefix || url.pathname.startsWith(candidate.prefix),
-    );
+    const onPath = table.filter((entry) => entry.pattern.test(url.pathname));
+    const route = (onPath.find((entry) => entry.method === request.method) ?? onPath[0])?.fn;
     if (!route)
       return send(response, 404, {
         name: 'NotFoundError',

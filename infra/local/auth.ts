@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+import type { Config } from '../../shared/config.js';
 
 /** Issuer and audience of the tokens the local runtime mints and accepts. */
 export const LOCAL_ISSUER = 'fogbridge-local';
@@ -47,22 +48,27 @@ export async function mintUserToken(
 }
 
 /**
- * Local identity provider: the runtime verifies user tokens against the local public key unless an
- * identity provider is configured (AUTH_JWKS_URL or AUTH_PUBLIC_KEY). Writes a fresh admin token to
- * `<data>/admin.token` and returns it.
+ * Local identity provider: unless an identity provider is configured (AUTH_JWKS_URL or AUTH_PUBLIC_KEY),
+ * user tokens are verified against the local public key. Writes a fresh admin token to
+ * `<data>/admin.token` and returns it with the authentication settings the handlers must use.
  */
 export async function setUpLocalAuth(
   dataDir: string,
-  env: Record<string, string | undefined>,
-): Promise<string | undefined> {
-  if (env.AUTH_JWKS_URL || env.AUTH_PUBLIC_KEY) return undefined;
+  auth: Config['auth'],
+): Promise<{ auth: Config['auth']; adminToken: string | undefined }> {
+  if (auth.jwksUrl || auth.publicKey) return { auth, adminToken: undefined };
   const key = await ensureSigningKey(dataDir);
-  process.env.AUTH_PUBLIC_KEY = JSON.stringify({ keys: [key.publicJwk] });
-  process.env.AUTH_ISSUER = LOCAL_ISSUER;
-  process.env.AUTH_AUDIENCE = LOCAL_AUDIENCE;
   const token = await mintUserToken(dataDir, { role: 'admin' });
   const tokenPath = join(dataDir, 'admin.token');
   writeFileSync(tokenPath, `${token}\n`, { mode: 0o600 });
   chmodSync(tokenPath, 0o600);
-  return token;
+  return {
+    auth: {
+      ...auth,
+      publicKey: JSON.stringify({ keys: [key.publicJwk] }),
+      issuer: LOCAL_ISSUER,
+      audience: LOCAL_AUDIENCE,
+    },
+    adminToken: token,
+  };
 }

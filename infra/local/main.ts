@@ -1,19 +1,18 @@
-import './environment.js';
+import { ConfigError, processConfig, quietSdkVersionWarning } from '../../shared/config.js';
 import { startLocalRuntime } from './runtime.js';
 
 /** `npm start`: the embedded runtime on HOST:PORT with data under FOGBRIDGE_DATA_DIR. */
-const port = Number(process.env.PORT ?? 51121);
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  console.error(`PORT=${JSON.stringify(process.env.PORT)} is not a TCP port`);
+quietSdkVersionWarning();
+let config: ReturnType<typeof processConfig>;
+try {
+  config = processConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
   process.exit(2);
 }
-const runtime = await startLocalRuntime({
-  host: process.env.HOST ?? '127.0.0.1',
-  port,
-  dataDir: process.env.FOGBRIDGE_DATA_DIR ?? '.fogbridge',
-  sweepIntervalMs: process.env.SWEEP_INTERVAL_MS ? Number(process.env.SWEEP_INTERVAL_MS) : undefined,
-});
-const dataDir = process.env.FOGBRIDGE_DATA_DIR ?? '.fogbridge';
+const runtime = await startLocalRuntime({ config });
+const { dataDir } = config.local;
 console.log(`fogbridge listening on ${runtime.url} (data in ${dataDir})`);
 if (runtime.adminToken) {
   console.log(`admin token (also in ${dataDir}/admin.token; npm run token -- --role viewer mints others):`);

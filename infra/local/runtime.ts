@@ -6,12 +6,24 @@ import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-s
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import dynalite from 'dynalite';
 import { startFauxqs } from 'fauxqs';
-import { apiGatewayAdapter } from './api-gateway.js';
+import * as openapi from '../../functions/api/openapi.js';
+import * as fogWorker from '../../functions/workers/fog-reconcile.js';
+import * as serviceWorker from '../../functions/workers/service-reconcile.js';
+import { type Config, loadConfig } from '../../shared/config.js';
+import { type AppContext, createContext, disposeContext, runInContext } from '../../shared/context.js';
+import { logger } from '../../shared/log/logger.js';
+import { sweep } from '../../shared/reconcile/sweeper.js';
+import { createTableInput } from '../../shared/store/table.js';
+import { apiGatewayAdapter, type HttpHandler } from './api-gateway.js';
 import { setUpLocalAuth } from './auth.js';
 import { ensureQueues, type QueueUrls } from './queues.js';
-import { startSqsPoller } from './sqs-poller.js';
+import { type SqsHandler, startSqsPoller } from './sqs-poller.js';
 
 export interface LocalRuntimeOptions {
+  /** The configuration to start from (`npm start`: the process environment); else built from `env`. */
+  config?: Config;
+  /** Settings as environment variables (CONTROL_PLANE, BRIDGE_PORTS_RANGE, ...), when `config` is not given. */
+  env?: Record<string, string>;
   host?: string;
   /** 0 picks a free port. */
   port?: number;
@@ -20,8 +32,6 @@ export interface LocalRuntimeOptions {
   sweepIntervalMs?: number;
   visibilityTimeoutSeconds?: number;
   workerConcurrency?: number;
-  /** Extra environment for the handlers (CONTROL_PLANE, BRIDGE_PORTS_RANGE, ...). */
-  env?: Record<string, string>;
 }
 
 export interface LocalRuntime {
@@ -32,21 +42,22 @@ export interface LocalRuntime {
   sqsEndpoint: string;
   /** The admin token written to `<data>/admin.token` (undefined when an identity provider is configured). */
   adminToken: string | undefined;
+  /** The context every handler of this runtime runs in (its configuration and clients). */
+  context: AppContext;
   stop: () => Promise<void>;
 }
 
-let started = false;
+const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /**
  * The whole product in one process: dynalite (persisted under the data folder) and fauxqs stand in
  * for DynamoDB and SQS, the real API handlers sit behind an API Gateway v2 adapter, and SQS pollers
- * drive the real worker handlers with Lambda's batch semantics. One runtime per process: the handlers
- * read their configuration from the environment once, as they do in Lambda.
+ * drive the real worker handlers with Lambda's batch semantics. Every invocation runs in this runtime's
+ * own context (configuration and clients), so several runtimes can share one process.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
-  if (started) throw new Error('A local runtime is already running in this process');
-  started = true;
-  const dataDir = resolve(options.dataDir ?? '.fogbridge');
+  const base = options.config ?? loadConfig(options.env ?? {});
+  const dataDir = resolve(options.dataDir ?? base.local.dataDir);
   mkdirSync(dataDir, { recursive: true });
 
   const dynamo = dynalite({
@@ -60,63 +71,41 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const fauxqs = await startFauxqs({ port: 0, logger: false });
   const sqsEndpoint = fauxqs.address;
 
-  const maxReceiveCount = Number(options.env?.MAX_RECEIVE_COUNT ?? process.env.MAX_RECEIVE_COUNT ?? 5);
-  Object.assign(process.env, {
-    AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    AWS_ENDPOINT_URL_DYNAMODB: dynamodbEndpoint,
-    AWS_ENDPOINT_URL_SQS: sqsEndpoint,
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    TABLE_NAME: process.env.TABLE_NAME ?? 'fogbridge',
-    ...options.env,
+  const { region } = base;
+  const sqs = new SQSClient({
+    region,
+    endpoint: sqsEndpoint,
+    credentials: LOCAL_CREDENTIALS,
+    useQueueUrlAsEndpoint: false,
   });
-  const region = process.env.AWS_REGION!;
-  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-  const sqs = new SQSClient({ region, endpoint: sqsEndpoint, credentials, useQueueUrlAsEndpoint: false });
   const queues = await ensureQueues(sqs, {
     visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 10,
-    maxReceiveCount,
+    maxReceiveCount: base.maxReceiveCount,
   });
-  const adminToken = await setUpLocalAuth(dataDir, process.env);
-  process.env.SERVICE_QUEUE_URL = queues.service;
-  process.env.FOG_QUEUE_URL = queues.fog;
+  const { auth, adminToken } = await setUpLocalAuth(dataDir, base.auth);
+  const config: Config = {
+    ...base,
+    endpoints: { dynamodb: dynamodbEndpoint, sqs: sqsEndpoint },
+    credentials: LOCAL_CREDENTIALS,
+    serviceQueueUrl: queues.service,
+    fogQueueUrl: queues.fog,
+    auth,
+  };
+  const context = createContext(config);
   await ensureTable(
-    new DynamoDBClient({ region, endpoint: dynamodbEndpoint, credentials }),
-    process.env.TABLE_NAME!,
+    new DynamoDBClient({ region, endpoint: dynamodbEndpoint, credentials: LOCAL_CREDENTIALS }),
+    config.tableName,
   );
 
-  // Imported only now: the handlers read the environment set above when they first run.
-  const [
-    openapi,
-    agentFacing,
-    services,
-    agents,
-    registry,
-    router,
-    status,
-    serviceWorker,
-    fogWorker,
-    { sweep },
-    { logger },
-  ] = await Promise.all([
-    import('../../functions/api/openapi.js'),
-    import('../../functions/api/agent.js'),
-    import('../../functions/api/services.js'),
-    import('../../functions/api/agents.js'),
-    import('../../functions/api/registry.js'),
-    import('../../functions/api/router.js'),
-    import('../../functions/api/status.js'),
-    import('../../functions/workers/service-reconcile.js'),
-    import('../../functions/workers/fog-reconcile.js'),
-    import('../../shared/reconcile/sweeper.js'),
-    import('../../shared/log/logger.js'),
-  ]);
-
+  const inContext =
+    <E, R>(handler: (event: E, lambdaContext: never) => Promise<R>) =>
+    (event: E, lambdaContext: never) =>
+      runInContext(context, () => handler(event, lambdaContext));
   const arnOf = async (url: string) =>
     (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] })))
       .Attributes!.QueueArn!;
-  const onError = (error: unknown) => logger.error('local poller error', { error: error as Error });
+  const onError = (error: unknown) =>
+    runInContext(context, () => logger.error('local poller error', { error: error as Error }));
   const concurrency = options.workerConcurrency ?? 4;
   const pollers = [
     startSqsPoller({
@@ -124,7 +113,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       queueUrl: queues.service,
       queueArn: await arnOf(queues.service),
       functionName: 'fogbridge-service-reconcile',
-      handler: serviceWorker.handler,
+      handler: inContext(serviceWorker.handler) as SqsHandler,
       concurrency,
       batchSize: 10,
       onError,
@@ -134,7 +123,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       queueUrl: queues.fog,
       queueArn: await arnOf(queues.fog),
       functionName: 'fogbridge-fog-reconcile',
-      handler: fogWorker.handler,
+      handler: inContext(fogWorker.handler) as SqsHandler,
       concurrency,
       batchSize: 10,
       onError,
@@ -143,22 +132,23 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 
   // Queued messages do not survive a restart of the embedded SQS: the start-up sweep re-drives
   // everything that lags and re-converges every router.
-  await sweep({ full: true });
+  await runInContext(context, () => sweep({ full: true }));
   const sweepTimer = setInterval(() => {
-    sweep({ full: false }).catch((error: unknown) => logger.error('sweep failed', { error: error as Error }));
-  }, options.sweepIntervalMs ?? 30_000);
+    runInContext(context, () =>
+      sweep({ full: false }).catch((error: unknown) =>
+        logger.error('sweep failed', { error: error as Error }),
+      ),
+    );
+  }, options.sweepIntervalMs ?? base.local.sweepIntervalMs);
   sweepTimer.unref();
 
-  const adapter = apiGatewayAdapter([
-    { prefix: '/api/v3/openapi.json', functionName: 'fogbridge-api-openapi', handler: openapi.handler },
-    { prefix: '/api/v3/agent/', functionName: 'fogbridge-api-agent', handler: agentFacing.handler },
-    { prefix: '/api/v3/services', functionName: 'fogbridge-api-services', handler: services.handler },
-    { prefix: '/api/v3/iofog', functionName: 'fogbridge-api-agents', handler: agents.handler },
-    { prefix: '/api/v3/application', functionName: 'fogbridge-api-registry', handler: registry.handler },
-    { prefix: '/api/v3/microservices', functionName: 'fogbridge-api-registry', handler: registry.handler },
-    { prefix: '/api/v3/router', functionName: 'fogbridge-api-router', handler: router.handler },
-    { prefix: '/api/v3/status', functionName: 'fogbridge-api-status', handler: status.handler },
-  ]);
+  const adapter = apiGatewayAdapter(
+    openapi.apiFunctions().map((fn) => ({
+      functionName: `fogbridge-api-${fn.name}`,
+      routes: fn.routes,
+      handler: inContext(fn.handler) as HttpHandler,
+    })),
+  );
   const server: Server = createServer((request, response) => {
     adapter(request, response).catch(() => {
       if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' });
@@ -168,7 +158,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((done, fail) => {
     server.once('error', fail);
-    server.listen(options.port ?? 51121, options.host ?? '127.0.0.1', () => done());
+    server.listen(options.port ?? base.local.port, options.host ?? base.local.host, () => done());
   });
   const address = server.address() as AddressInfo;
   const host = address.address.includes(':') ? `[${address.address}]` : address.address;
@@ -180,6 +170,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     dynamodbEndpoint,
     sqsEndpoint,
     adminToken,
+    context,
     stop: async () => {
       clearInterval(sweepTimer);
       await new Promise<void>((done) => {
@@ -189,17 +180,19 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       await Promise.all(pollers.map((poller) => poller.stop()));
       await fauxqs.stop();
       await new Promise<void>((done) => dynamo.close(() => done()));
-      started = false;
+      sqs.destroy();
+      disposeContext(context);
     },
   };
 }
 
 async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
-  const { createTableInput } = await import('../../shared/store/table.js');
   try {
     await client.send(new DescribeTableCommand({ TableName: tableName }));
   } catch (error) {
     if ((error as Error).name !== 'ResourceNotFoundException') throw error;
     await client.send(new CreateTableCommand(createTableInput(tableName)));
+  } finally {
+    client.destroy();
   }
 }

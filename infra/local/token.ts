@@ -1,5 +1,5 @@
-import './environment.js';
 import { parseArgs } from 'node:util';
+import { processConfig } from '../../shared/config.js';
 import { mintUserToken } from './auth.js';
 
 /** `npm run token -- --role viewer [--ttl 3600] [--subject alice]`: mints a token for the local runtime. */
@@ -19,5 +19,5 @@ if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) {
   console.error(`--ttl must be a positive number of seconds, got ${JSON.stringify(values.ttl)}`);
   process.exit(2);
 }
-const dataDir = process.env.FOGBRIDGE_DATA_DIR ?? '.fogbridge';
+const { dataDir } = processConfig().local;
 console.log(await mintUserToken(dataDir, { role: values.role, ttlSeconds, subject: values.subject }));

@@ -1,6 +1,6 @@
 import { createPublicKey } from 'node:crypto';
 import { decodeJwt, jwtVerify } from 'jose';
-import { config } from '../config.js';
+import { config } from '../context.js';
 import { AuthenticationError } from '../errors.js';
 import { getAgentRow } from '../store/agents.js';
 import { getAgentPublicKey, recordTokenId } from '../store/credentials.js';

@@ -6,7 +6,7 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from 'jose';
-import { config } from '../config.js';
+import { config, perContext } from '../context.js';
 import { AuthenticationError, ForbiddenError } from '../errors.js';
 
 export type Role = 'admin' | 'viewer';
@@ -35,25 +35,23 @@ export function bearerToken(authorization: string | undefined): string {
   return match[1]!;
 }
 
-let keyResolver: Promise<JWTVerifyGetKey | CryptoKey | Uint8Array> | undefined;
-
 /** The verification key: the JWKS endpoint if configured, else the configured public key. */
-function verificationKey(): Promise<JWTVerifyGetKey | CryptoKey | Uint8Array> {
-  keyResolver ??= (async () => {
-    const { jwksUrl, publicKey } = config().auth;
-    if (jwksUrl) return createRemoteJWKSet(new URL(jwksUrl));
-    if (!publicKey)
-      throw new Error('Neither AUTH_JWKS_URL nor AUTH_PUBLIC_KEY is set; user tokens cannot be verified');
-    const trimmed = publicKey.trim();
-    if (trimmed.startsWith('-----BEGIN')) {
-      const algorithm = trimmed.includes('RSA') ? 'RS256' : 'EdDSA';
-      return importSPKI(trimmed, algorithm);
-    }
-    const parsed = JSON.parse(trimmed) as { keys?: unknown[] };
-    return createLocalJWKSet(parsed.keys ? (parsed as never) : ({ keys: [parsed] } as never));
-  })();
-  return keyResolver;
-}
+const verificationKey = perContext(
+  (settings): Promise<JWTVerifyGetKey | CryptoKey | Uint8Array> =>
+    (async () => {
+      const { jwksUrl, publicKey } = settings.auth;
+      if (jwksUrl) return createRemoteJWKSet(new URL(jwksUrl));
+      if (!publicKey)
+        throw new Error('Neither AUTH_JWKS_URL nor AUTH_PUBLIC_KEY is set; user tokens cannot be verified');
+      const trimmed = publicKey.trim();
+      if (trimmed.startsWith('-----BEGIN')) {
+        const algorithm = trimmed.includes('RSA') ? 'RS256' : 'EdDSA';
+        return importSPKI(trimmed, algorithm);
+      }
+      const parsed = JSON.parse(trimmed) as { keys?: unknown[] };
+      return createLocalJWKSet(parsed.keys ? (parsed as never) : ({ keys: [parsed] } as never));
+    })(),
+);
 
 /**
  * Verifies a user token: signature with an allowed asymmetric algorithm, issuer, audience, expiry.
@@ -82,10 +80,11 @@ function rolesOf(claim: unknown): Role[] {
   return values.filter((value): value is Role => value === 'admin' || value === 'viewer');
 }
 
-/** admin may do everything; viewer only reads. */
-export function requireRole(identity: UserIdentity, method: string): void {
+/** admin may do everything; viewer only what a route opens to viewers (reads). */
+export function requireRole(identity: UserIdentity, needed: Role): void {
   if (identity.roles.includes('admin')) return;
-  if (identity.roles.includes('viewer') && (method === 'GET' || method === 'HEAD')) return;
-  const need = method === 'GET' || method === 'HEAD' ? 'viewer or admin' : 'admin';
-  throw new ForbiddenError(`This request needs the ${need} role`);
+  if (needed === 'viewer' && identity.roles.includes('viewer')) return;
+  throw new ForbiddenError(
+    `This request needs the ${needed === 'viewer' ? 'viewer or admin' : 'admin'} role`,
+  );
 }

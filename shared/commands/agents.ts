@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { config } from '../config.js';
-import {
-  type CreateAgentBody,
-  DEFAULT_ROUTER_PORTS,
-  type PatchAgentBody,
-  parseCreateAgentBody,
-  parsePatchAgentBody,
-} from '../domain/agent-schema.js';
+import { config } from '../context.js';
+import { type CreateAgentBody, DEFAULT_ROUTER_PORTS, type PatchAgentBody } from '../domain/agent-schema.js';
 import { nearMissDistributionTags } from '../domain/distribution.js';
 import type { RouterMode } from '../domain/router-objects.js';
 import { DEFAULT_BRIDGE } from '../domain/service.js';
@@ -90,8 +84,7 @@ async function requireAgent(uuid: string): Promise<AgentRow> {
  * Creates an agent. On an empty remote control plane the first agent is promoted to the system agent
  * (interior router, NATS server) and its router becomes the default router when none exists yet.
  */
-export async function createAgent(input: unknown): Promise<{ uuid: string; warnings?: string[] }> {
-  const body = parseCreateAgentBody(input);
+export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string; warnings?: string[] }> {
   const kubernetes = config().controlPlane === 'kubernetes';
   if (body.isSystem && kubernetes) {
     throw new ValidationError("Field 'isSystem' must not be true when the control plane is Kubernetes");
@@ -204,8 +197,7 @@ async function resolveUpstreams(
 }
 
 /** Partial update; `tags`, when present, replaces the set. Reconciles the agent's router. */
-export async function updateAgent(uuid: string, input: unknown): Promise<void> {
-  const patch: PatchAgentBody = parsePatchAgentBody(input);
+export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<void> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const row = await requireAgent(uuid);
     const routerMode = patch.routerMode ?? row.routerMode;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import {
-  parseCreateApplicationBody,
-  parseCreateMicroserviceBody,
-  parsePatchMicroserviceBody,
+import type {
+  CreateApplicationBody,
+  CreateMicroserviceBody,
+  PatchMicroserviceBody,
 } from '../domain/registry-schema.js';
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import {
@@ -38,8 +38,7 @@ const toView = (row: MicroserviceRow): MicroserviceView => ({
   hostNetworkMode: row.hostNetworkMode,
 });
 
-export async function createApplication(input: unknown): Promise<ApplicationRow> {
-  const { name } = parseCreateApplicationBody(input);
+export async function createApplication({ name }: CreateApplicationBody): Promise<ApplicationRow> {
   const row = { name, createdAt: new Date().toISOString() };
   await putNewApplication(row);
   return row;
@@ -66,8 +65,7 @@ async function resolveAgentUuid(
   return agent.uuid;
 }
 
-export async function createMicroservice(input: unknown): Promise<{ uuid: string }> {
-  const body = parseCreateMicroserviceBody(input);
+export async function createMicroservice(body: CreateMicroserviceBody): Promise<{ uuid: string }> {
   if (!(await getApplication(body.application))) {
     throw new ValidationError(
       `Field 'application': application ${JSON.stringify(body.application)} not found`,
@@ -108,8 +106,7 @@ async function requireMicroservice(uuid: string): Promise<MicroserviceRow> {
  * Moving a microservice to another agent, or switching its host network mode, changes where and how
  * its services' connectors dial: those services are reconciled (the old site loses the connector).
  */
-export async function updateMicroservice(uuid: string, input: unknown): Promise<void> {
-  const patch = parsePatchMicroserviceBody(input);
+export async function updateMicroservice(uuid: string, patch: PatchMicroserviceBody): Promise<void> {
   if (patch.name !== undefined) {
     throw new ValidationError(
       "Field 'name' cannot be changed: services address the microservice as <application>/<name>",

@@ -1,7 +1,6 @@
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { z } from 'zod';
-import { config } from '../config.js';
-import { parseWith } from '../domain/validation.js';
+import { config } from '../context.js';
+import type { ProvisionBody } from '../domain/agent-protocol-schema.js';
 import { AuthenticationError, NotFoundError } from '../errors.js';
 import { getAgentRow } from '../store/agents.js';
 import {
@@ -24,20 +23,13 @@ export async function issueProvisioningKey(
   return { key, expirationTime };
 }
 
-const provisionBody = z.strictObject({
-  // The reference takes the agent's architecture type here; fogbridge has no use for it.
-  type: z.union([z.number().int().min(0).max(16), z.string().max(32)]),
-  key: z.string().min(1).max(256),
-});
-
 /**
  * Exchanges a provisioning key for an agent identity: a fresh Ed25519 key pair whose private half is
  * returned once (base64 PKCS#8 DER) and never stored. The key is consumed whether or not it is valid.
  */
-export async function provisionAgent(
-  input: unknown,
-): Promise<{ uuid: string; privateKey: string; namespace: string }> {
-  const { key } = parseWith(provisionBody, input);
+export async function provisionAgent({
+  key,
+}: ProvisionBody): Promise<{ uuid: string; privateKey: string; namespace: string }> {
   const hash = hashKey(key);
   const taken = await takeProvisioningKey(hash);
   if (!taken || (await latestProvisioningKeyHash(taken.agentUuid)) !== hash) {

@@ -1,4 +1,4 @@
-import { config } from '../config.js';
+import { config } from '../context.js';
 import { DEFAULT_BRIDGE, type ServiceSpec } from '../domain/service.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import { type AgentRow, getAgentRow, getAgentUuidByName } from '../store/agents.js';

@@ -1,9 +1,8 @@
-import { z } from 'zod';
-import { config } from '../config.js';
+import { config } from '../context.js';
 import { DEFAULT_ROUTER_PORTS } from '../domain/agent-schema.js';
 import type { RouterConfig } from '../domain/router-config.js';
+import type { PutRouterBody } from '../domain/router-schema.js';
 import type { SkrouterdEntry } from '../domain/skrouterd.js';
-import { parseWith } from '../domain/validation.js';
 import { NotFoundError } from '../errors.js';
 import { readHubConfigMap } from '../k8s/hub-configmap.js';
 import { enqueueRouterReconciles } from '../queue/publishers.js';
@@ -18,31 +17,6 @@ import {
 } from '../store/routers.js';
 import { listServiceRows } from '../store/services.js';
 import { requeueServices } from './services.js';
-
-/** 0 means "use the default" as well as a missing port (seed 001: ingress paths may send 0). */
-const routerPort = z.preprocess(
-  (value) =>
-    value === 0 || value === '0' || value === null
-      ? undefined
-      : typeof value === 'string' && /^\d+$/.test(value)
-        ? Number(value)
-        : value,
-  z
-    .number()
-    .refine((n) => Number.isInteger(n) && n >= 1 && n <= 65535, {
-      message: 'must be an integer between 1 and 65535',
-    })
-    .optional(),
-);
-
-const putRouterBody = z.strictObject({
-  host: z.string().refine((value) => /^[A-Za-z0-9.:\-[\]]{1,253}$/.test(value), {
-    message: 'must be a DNS name or an IP address',
-  }),
-  messagingPort: routerPort,
-  interRouterPort: routerPort,
-  edgeRouterPort: routerPort,
-});
 
 export interface DefaultRouterView {
   host: string;
@@ -68,8 +42,7 @@ export async function getDefaultRouterView(): Promise<DefaultRouterView> {
  * Registers or updates the default router (no router microservice is created for it). When the host
  * changes, every service's serviceEndpoint changes with it, so services are reconciled.
  */
-export async function putDefaultRouterFromBody(input: unknown): Promise<DefaultRouterView> {
-  const body = parseWith(putRouterBody, input);
+export async function putDefaultRouterFromBody(body: PutRouterBody): Promise<DefaultRouterView> {
   const existing = await getDefaultRouter();
   const row: DefaultRouterRow = {
     host: body.host,

@@ -1,13 +1,6 @@
-import { config } from '../config.js';
+import { config } from '../context.js';
 import type { ServiceSpec, ServiceView } from '../domain/service.js';
-import {
-  type CreateServiceBody,
-  type PatchServiceBody,
-  parseCreateServiceBody,
-  parsePatchServiceBody,
-  parseServiceYaml,
-  toServiceSpec,
-} from '../domain/service-schema.js';
+import { type CreateServiceBody, type PatchServiceBody, toServiceSpec } from '../domain/service-schema.js';
 import { ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import { timeStep } from '../metrics/usage.js';
 import { enqueueServiceReconcile } from '../queue/publishers.js';
@@ -24,7 +17,7 @@ import {
 } from '../store/services.js';
 import { resolveServiceResource } from './resolve.js';
 
-type Source = 'json' | 'yaml';
+export type Source = 'json' | 'yaml';
 const fieldName = (source: Source, field: string) => (source === 'yaml' ? `spec.${field}` : field);
 
 export async function listServices(): Promise<ServiceView[]> {
@@ -35,19 +28,11 @@ export async function getService(name: string): Promise<ServiceView> {
   return toServiceView(await requireLiveService(name));
 }
 
-export function createServiceFromJson(body: unknown): Promise<ServiceView> {
-  return createService(parseCreateServiceBody(body), 'json');
-}
-
-export function createServiceFromYaml(yaml: string): Promise<ServiceView> {
-  return createService(parseServiceYaml(yaml), 'yaml');
-}
-
 /**
  * Creates a service: row first (the name's uniqueness), then its bridge port, then the reconcile
  * message. Each step is idempotent and the worker repeats whatever an interrupted create left out.
  */
-async function createService(body: CreateServiceBody, source: Source): Promise<ServiceView> {
+export async function createService(body: CreateServiceBody, source: Source): Promise<ServiceView> {
   const spec = toServiceSpec(body);
   const { resource, siteKey } = await timeStep('api: resolve references', () =>
     resolveServiceResource(spec, fieldName(source, 'resource')),
@@ -94,8 +79,7 @@ async function createService(body: CreateServiceBody, source: Source): Promise<S
   return toServiceView(stored);
 }
 
-export function updateServiceFromJson(name: string, body: unknown): Promise<void> {
-  const patch = parsePatchServiceBody(body);
+export function updateServiceFromJson(name: string, patch: PatchServiceBody): Promise<void> {
   if (patch.name !== undefined && patch.name !== name) {
     throw new ValidationError(
       `Field 'name' (${JSON.stringify(patch.name)}) does not match the service in the path (${JSON.stringify(name)}); a service cannot be renamed`,
@@ -104,8 +88,7 @@ export function updateServiceFromJson(name: string, body: unknown): Promise<void
   return updateService(name, patch, 'json');
 }
 
-export function updateServiceFromYaml(name: string, yaml: string): Promise<void> {
-  const body = parseServiceYaml(yaml);
+export function updateServiceFromYaml(name: string, body: CreateServiceBody): Promise<void> {
   if (body.name !== name) {
     throw new ValidationError(`Service name in YAML (${body.name}) doesn't match endpoint path (${name})`);
   }

@@ -103,19 +103,25 @@ type Stripped<T> = Omit<T, (typeof IGNORED_AGENT_FIELDS)[number]>;
 export type CreateAgentBody = Stripped<z.output<typeof createAgentBody>>;
 export type PatchAgentBody = Stripped<z.output<typeof patchAgentBody>>;
 
-function stripIgnored<T extends Record<string, unknown>>(value: T): Stripped<T> {
+/** The body without the fields fogbridge accepts only for compatibility. */
+export function stripIgnoredAgentFields<T extends Record<string, unknown>>(value: T): Stripped<T> {
   const copy: Record<string, unknown> = { ...value };
   for (const field of IGNORED_AGENT_FIELDS) delete copy[field];
   return copy as Stripped<T>;
 }
 
 export function parseCreateAgentBody(body: unknown): CreateAgentBody {
-  return stripIgnored(parseWith(createAgentBody, body));
+  return stripIgnoredAgentFields(parseWith(createAgentBody, body));
 }
 
-export function parsePatchAgentBody(body: unknown): PatchAgentBody {
+/** An agent's uuid is its identity: a PATCH naming one is refused. */
+export function rejectAgentUuidChange(body: unknown): void {
   if (body !== null && typeof body === 'object' && 'uuid' in body) {
     throw new ValidationError("Field 'uuid' cannot be changed");
   }
-  return stripIgnored(parseWith(patchAgentBody, body));
+}
+
+export function parsePatchAgentBody(body: unknown): PatchAgentBody {
+  rejectAgentUuidChange(body);
+  return stripIgnoredAgentFields(parseWith(patchAgentBody, body));
 }

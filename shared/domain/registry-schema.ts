@@ -71,20 +71,44 @@ export const patchMicroserviceBody = z.strictObject({
   hostNetworkMode: z.boolean().optional(),
 });
 
-export function parseCreateApplicationBody(body: unknown) {
-  const { name } = parseWith(createApplicationBody, body);
-  return { name };
+/** The fields fogbridge models; the accepted-and-ignored ones are dropped. */
+export const modelledApplication = ({ name }: z.output<typeof createApplicationBody>) => ({ name });
+
+export const modelledMicroservice = ({
+  name,
+  application,
+  agentName,
+  iofogUuid,
+  hostNetworkMode,
+  uuid,
+}: z.output<typeof createMicroserviceBody>) => ({
+  name,
+  application,
+  agentName,
+  iofogUuid,
+  hostNetworkMode,
+  uuid,
+});
+
+export const modelledMicroservicePatch = ({
+  name,
+  agentName,
+  iofogUuid,
+  hostNetworkMode,
+}: z.output<typeof patchMicroserviceBody>) => ({ name, agentName, iofogUuid, hostNetworkMode });
+
+export type CreateApplicationBody = ReturnType<typeof modelledApplication>;
+export type CreateMicroserviceBody = ReturnType<typeof modelledMicroservice>;
+export type PatchMicroserviceBody = ReturnType<typeof modelledMicroservicePatch>;
+
+export function parseCreateApplicationBody(body: unknown): CreateApplicationBody {
+  return modelledApplication(parseWith(createApplicationBody, body));
 }
 
-export function parseCreateMicroserviceBody(body: unknown) {
-  const { name, application, agentName, iofogUuid, hostNetworkMode, uuid } = parseWith(
-    createMicroserviceBody,
-    body,
-  );
-  return { name, application, agentName, iofogUuid, hostNetworkMode, uuid };
+export function parseCreateMicroserviceBody(body: unknown): CreateMicroserviceBody {
+  return modelledMicroservice(parseWith(createMicroserviceBody, body));
 }
 
-export function parsePatchMicroserviceBody(body: unknown) {
-  const { name, agentName, iofogUuid, hostNetworkMode } = parseWith(patchMicroserviceBody, body);
-  return { name, agentName, iofogUuid, hostNetworkMode };
+export function parsePatchMicroserviceBody(body: unknown): PatchMicroserviceBody {
+  return modelledMicroservicePatch(parseWith(patchMicroserviceBody, body));
 }

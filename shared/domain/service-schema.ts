@@ -76,7 +76,8 @@ export const patchServiceBody = z.strictObject({
 export type CreateServiceBody = z.output<typeof createServiceBody>;
 export type PatchServiceBody = z.output<typeof patchServiceBody>;
 
-const yamlService = z.strictObject({
+/** The `kind: Service` document of the YAML routes. */
+export const serviceDocument = z.strictObject({
   apiVersion: z.unknown().optional(),
   kind: z.unknown(),
   metadata: z.strictObject({
@@ -164,7 +165,7 @@ export function parseServiceYaml(source: string): CreateServiceBody {
       `Field 'spec.bridgePort' is assigned by the controller and cannot be set, got ${show((object.spec as Record<string, unknown>).bridgePort)}`,
     );
   }
-  const parsed = yamlService.safeParse(object);
+  const parsed = serviceDocument.safeParse(object);
   if (!parsed.success) {
     const unknownTop = parsed.error.issues.find(
       (issue) => issue.code === 'unrecognized_keys' && issue.path.length > 0,
@@ -185,7 +186,8 @@ export function parsePatchServiceBody(body: unknown): PatchServiceBody {
   return parseWith(patchServiceBody, body);
 }
 
-function rejectAssignedFields(body: unknown) {
+/** `bridgePort` is the controller's to assign: a body naming it is refused with the value it sent. */
+export function rejectAssignedFields(body: unknown): void {
   if (body !== null && typeof body === 'object' && 'bridgePort' in body) {
     throw new ValidationError(
       `Field 'bridgePort' is assigned by the controller and cannot be set, got ${show((body as Record<string, unknown>).bridgePort)}`,

@@ -1,18 +1,11 @@
 import { z } from 'zod';
-import { createAgentBody, patchAgentBody, ROUTER_MODES } from '../domain/agent-schema.js';
-import {
-  createApplicationBody,
-  createMicroserviceBody,
-  patchMicroserviceBody,
-} from '../domain/registry-schema.js';
+import { ROUTER_MODES } from '../domain/agent-schema.js';
 import { K8S_SERVICE_TYPES, PROVISIONING_STATUSES, SERVICE_TYPES } from '../domain/service.js';
-import { createServiceBody, patchServiceBody } from '../domain/service-schema.js';
 import { CHANGE_FLAGS } from '../store/changes.js';
 
 /**
- * The shapes of request and response bodies, as zod schemas: the request schemas are the ones the
- * handlers validate with; the response schemas describe what they return. /api/v3/openapi.json is
- * generated from these, so the document cannot drift from the code.
+ * The shapes of the response bodies, as zod schemas (the request schemas are the validators' own, in
+ * shared/domain). /api/v3/openapi.json is generated from the route records that name them.
  */
 export const errorBody = z.object({ name: z.string(), message: z.string() }).strict();
 
@@ -70,14 +63,6 @@ export const defaultRouterView = z
     edgeRouterPort: z.number().int(),
   })
   .strict();
-export const putRouterBody = z
-  .object({
-    host: z.string(),
-    messagingPort: z.number().int().optional(),
-    interRouterPort: z.number().int().optional(),
-    edgeRouterPort: z.number().int().optional(),
-  })
-  .strict();
 export const routerConfigView = z
   .object({
     bridges: z
@@ -109,9 +94,6 @@ export const statusView = z
   .object({ status: z.literal('online'), timestamp: z.number(), uptimeSeconds: z.number() })
   .strict();
 export const provisioningKeyView = z.object({ key: z.string(), expirationTime: z.number() }).strict();
-export const provisionBody = z
-  .object({ type: z.union([z.number().int(), z.string()]), key: z.string() })
-  .strict();
 export const provisionedView = z
   .object({ uuid: z.string(), privateKey: z.string(), namespace: z.string() })
   .strict();
@@ -121,7 +103,6 @@ export const changesView = z
     lastUpdated: z.number().int(),
   })
   .strict();
-export const ackBody = z.object({ lastUpdated: z.number().int() }).strict();
 export const agentMicroserviceView = z
   .object({
     uuid: z.string(),
@@ -137,13 +118,3 @@ export const agentMicroserviceView = z
     isNats: z.boolean(),
   })
   .strict();
-
-export const requestSchemas = {
-  createServiceBody,
-  patchServiceBody,
-  createAgentBody,
-  patchAgentBody,
-  createApplicationBody,
-  createMicroserviceBody,
-  patchMicroserviceBody,
-};

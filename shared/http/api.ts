@@ -1,10 +1,11 @@
 import middy from '@middy/core';
-import httpRouterHandler, { type Route } from '@middy/http-router';
+import httpRouterHandler from '@middy/http-router';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { z } from 'zod';
 import { verifyAgentToken } from '../auth/agent-tokens.js';
 import { requireRole, verifyUserToken } from '../auth/user-tokens.js';
+import { parseWith } from '../domain/validation.js';
 import {
-  AuthenticationError,
   NotFoundError,
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
@@ -12,26 +13,125 @@ import {
 } from '../errors.js';
 import { logger } from '../log/logger.js';
 import { errorToResponse } from './errors.js';
+import { multipartField, parseMultipart } from './multipart.js';
 
 export type ApiEvent = APIGatewayProxyEventV2;
 export type ApiResult = APIGatewayProxyStructuredResultV2;
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
 /**
- * Who may call a route: `public` (status, provisioning by key), `agent` (an Edgelet's EdDSA token), or
- * a user role. Without `auth`, GET routes need `viewer` and every other method `admin`.
+ * Who may call a route: `public` (status, provisioning by key), `agent` (an Edgelet's EdDSA token), or a
+ * user role: `viewer` (read-only) or `admin`.
  */
 export type RouteAuth = 'public' | 'agent' | 'viewer' | 'admin';
-export type ApiRoute = Route<ApiEvent, ApiResult> & { auth?: RouteAuth };
+
+/** The Lambda functions that serve the API, one per module of functions/api. */
+export type ApiFunctionName =
+  | 'services'
+  | 'agents'
+  | 'registry'
+  | 'router'
+  | 'status'
+  | 'openapi'
+  | 'agent-protocol';
+
+/** A JSON request body: the schema the document shows is the one the body is validated with. */
+export interface JsonRequest<T> {
+  kind: 'json';
+  schema: z.ZodType;
+  parse(input: unknown): T;
+  example?: unknown;
+}
+
+/** A multipart/form-data upload whose field `field` holds a YAML document. */
+export interface MultipartRequest<T> {
+  kind: 'multipart';
+  field: string;
+  /** The document's schema (what the YAML must hold). */
+  document: z.ZodType;
+  parse(text: string): T;
+  example?: string;
+}
+
+export type RequestBody<T> = JsonRequest<T> | MultipartRequest<T>;
+
+export interface RouteRequest<B> {
+  event: ApiEvent;
+  /** The validated body (undefined for a route that takes none). */
+  body: B;
+  /** A path parameter, URL-decoded. */
+  param: (name: string) => string;
+  /** A query string parameter, if present. */
+  query: (name: string) => string | undefined;
+  /** The agent an `agent` route was authenticated as. */
+  agentUuid: string;
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * One route, declared once: the CDK route table, the local runtime's dispatch, the authorizer, the OpenAPI
+ * document and the handler's validation all come from this record.
+ */
+export interface RouteRecord<B = unknown> {
+  method: HttpMethod;
+  path: string;
+  auth: RouteAuth;
+  /** The Lambda function that serves it. */
+  function: ApiFunctionName;
+  summary: string;
+  request?: RequestBody<B>;
+  /** Success status → body schema (`null`: no body). */
+  responses: Record<number, z.ZodType | null>;
+  // A method signature, so records with different bodies fit in one list of RouteRecord<unknown>.
+  handler(request: RouteRequest<B>): Promise<Reply>;
+}
+
+/** A record whatever its body type: what lists of routes hold. */
+export type AnyRouteRecord = RouteRecord<unknown>;
 
 /** Largest request body any route takes (YAML documents and JSON objects are far smaller). */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-export function json(statusCode: number, body: unknown): ApiResult {
-  return { statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+/** A JSON body validated with `schema`; `before` checks the raw input first, `after` reshapes the value. */
+export function jsonRequest<S extends z.ZodType, T = z.output<S>>(
+  schema: S,
+  hooks: { before?: (input: unknown) => void; after?: (value: z.output<S>) => T; example?: unknown } = {},
+): JsonRequest<T> {
+  return {
+    kind: 'json',
+    schema,
+    parse: (input) => {
+      hooks.before?.(input);
+      const value = parseWith(schema, input);
+      return hooks.after ? hooks.after(value) : (value as T);
+    },
+    example: hooks.example,
+  };
 }
 
-export function noContent(): ApiResult {
-  return { statusCode: 204 };
+export function multipartRequest<T>(request: Omit<MultipartRequest<T>, 'kind'>): MultipartRequest<T> {
+  return { kind: 'multipart', ...request };
 }
+
+/** The records of one function: `route({...})` fills in the function's name. */
+export function routesOf(fn: ApiFunctionName) {
+  return <B = undefined>(record: Omit<RouteRecord<B>, 'function'>): RouteRecord<B> => ({
+    ...record,
+    function: fn,
+  });
+}
+
+export const reply = {
+  json: (status: number, body: unknown): Reply => ({ status, body }),
+  ok: (body: unknown): Reply => ({ status: 200, body }),
+  created: (body: unknown): Reply => ({ status: 201, body }),
+  noContent: (): Reply => ({ status: 204 }),
+};
 
 export function header(event: ApiEvent, name: string): string | undefined {
   const wanted = name.toLowerCase();
@@ -41,7 +141,7 @@ export function header(event: ApiEvent, name: string): string | undefined {
   return undefined;
 }
 
-export function pathParameter(event: ApiEvent, name: string): string {
+function pathParameter(event: ApiEvent, name: string): string {
   const raw = event.pathParameters?.[name];
   if (raw === undefined) throw new ValidationError(`Missing path parameter '${name}'`);
   try {
@@ -57,7 +157,7 @@ function rawBody(event: ApiEvent): string | undefined {
 }
 
 /** The JSON object a route takes; wrong media type, bad JSON or a non-object are precise 4xx. */
-export function jsonBody(event: ApiEvent): Record<string, unknown> {
+function jsonBody(event: ApiEvent): Record<string, unknown> {
   const text = rawBody(event);
   if (text === undefined) throw new ValidationError('Request body is required (a JSON object)');
   const contentType = header(event, 'content-type') ?? '';
@@ -76,6 +176,13 @@ export function jsonBody(event: ApiEvent): Record<string, unknown> {
     throw new ValidationError('Request body must be a JSON object');
   }
   return value as Record<string, unknown>;
+}
+
+async function requestBody<B>(event: ApiEvent, request: RequestBody<B> | undefined): Promise<B> {
+  if (!request) return undefined as B;
+  if (request.kind === 'json') return request.parse(jsonBody(event));
+  await parseMultipart(event, request.field);
+  return request.parse(multipartField(event, request.field));
 }
 
 /** Rejects oversized bodies before anything parses them. */
@@ -105,46 +212,53 @@ const errorMapper = (): middy.MiddlewareObj<ApiEvent, ApiResult> => ({
         error: request.error as Error,
       });
     }
-    request.response = json(statusCode, body);
+    request.response = toResult({ status: statusCode, body });
   },
 });
 
-/** The agent uuid an agent route was authenticated as. */
-export function authenticatedAgent(event: ApiEvent): string {
-  const uuid = (event.requestContext as { authorizer?: { lambda?: { agentUuid?: string } } }).authorizer
-    ?.lambda?.agentUuid;
-  if (!uuid) throw new AuthenticationError('authorization failed');
-  return uuid;
+function toResult(answer: Reply): ApiResult {
+  if (answer.body === undefined) return { statusCode: answer.status, headers: answer.headers };
+  return {
+    statusCode: answer.status,
+    headers: { 'content-type': 'application/json', ...answer.headers },
+    body: JSON.stringify(answer.body),
+  };
 }
 
-function withAuth(route: ApiRoute): ApiRoute {
-  const auth = route.auth ?? (route.method === 'GET' ? 'viewer' : 'admin');
-  if (auth === 'public') return route;
-  const inner = route.handler as (event: ApiEvent, context: Context) => Promise<ApiResult>;
-  return {
-    ...route,
-    handler: async (event: ApiEvent, context: Context) => {
-      const authorization = header(event, 'authorization');
-      if (auth === 'agent') {
-        const agentUuid = await verifyAgentToken(authorization);
-        (event.requestContext as { authorizer?: unknown }).authorizer = { lambda: { agentUuid } };
-      } else {
-        const identity = await verifyUserToken(authorization);
-        requireRole(identity, auth === 'admin' ? 'POST' : 'GET');
-      }
-      return inner(event, context);
-    },
+/** Authentication first (nothing is read for a caller without the right), then the body, then the work. */
+function serve<B>(record: RouteRecord<B>) {
+  return async (event: ApiEvent): Promise<ApiResult> => {
+    const authorization = header(event, 'authorization');
+    let agentUuid = '';
+    if (record.auth === 'agent') {
+      agentUuid = await verifyAgentToken(authorization);
+    } else if (record.auth !== 'public') {
+      requireRole(await verifyUserToken(authorization), record.auth);
+    }
+    const body = await requestBody(event, record.request);
+    const answer = await record.handler({
+      event,
+      body,
+      param: (name) => pathParameter(event, name),
+      query: (name) => event.queryStringParameters?.[name],
+      agentUuid,
+    });
+    return toResult(answer);
   };
 }
 
 /** A Lambda handler serving `routes` behind the shared middleware stack. */
-export function httpApi(routes: ApiRoute[]) {
+export function httpApi(routes: readonly AnyRouteRecord[]) {
   return middy<ApiEvent, ApiResult, Error, Context>()
     .use(bodySizeLimit())
     .use(errorMapper())
     .handler(
       httpRouterHandler<ApiEvent, ApiResult>({
-        routes: routes.map(withAuth),
+        routes: routes.map((record) => ({
+          method: record.method,
+          path: record.path,
+          handler: serve(record),
+        })),
         notFoundResponse: ({ method, path }) => {
           throw new NotFoundError(`Route ${method} ${path} does not exist`);
         },

@@ -2,7 +2,7 @@ import type middy from '@middy/core';
 import httpMultipartBodyParser from '@middy/http-multipart-body-parser';
 import { MAX_YAML_BYTES } from '../domain/service-schema.js';
 import { UnsupportedMediaTypeError, ValidationError } from '../errors.js';
-import { type ApiEvent, type ApiResult, header } from './api.js';
+import type { ApiEvent, ApiResult } from './api.js';
 
 const parser = httpMultipartBodyParser({
   // One byte past the limit, so an oversized upload is seen as oversized, not silently cut.
@@ -10,30 +10,26 @@ const parser = httpMultipartBodyParser({
 }) as unknown as Required<middy.MiddlewareObj<ApiEvent, ApiResult>>;
 
 /**
- * Parses a multipart/form-data body with precise errors: a wrong or incomplete media type is 415 and
- * quotes the header; a body that does not parse as multipart is 400.
+ * Parses a multipart/form-data body in place with precise errors: a wrong or incomplete media type is
+ * 415 and quotes the header; a body that does not parse as multipart is 400.
  */
-export const multipartBody = (): middy.MiddlewareObj<ApiEvent, ApiResult> => ({
-  before: async (request) => {
-    const contentType = header(request.event, 'content-type') ?? '';
-    const boundary = /;\s*boundary=("?)([^";]{1,70})\1/i.exec(contentType);
-    if (!/^multipart\/form-data\s*;/i.test(contentType) || !boundary) {
-      throw new UnsupportedMediaTypeError(
-        `Content-Type ${JSON.stringify(contentType)} is not supported here; send multipart/form-data (with a boundary) and the YAML in field 'service'`,
-      );
-    }
-    // RFC 2046 allows a quoted boundary; the parser only takes the bare form.
-    request.event.headers = {
-      ...request.event.headers,
-      'content-type': `multipart/form-data; boundary=${boundary[2]}`,
-    };
-    try {
-      await parser.before(request);
-    } catch {
-      throw new ValidationError('Request body is not valid multipart/form-data');
-    }
-  },
-});
+export async function parseMultipart(event: ApiEvent, field: string): Promise<void> {
+  const contentType =
+    Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === 'content-type')?.[1] ?? '';
+  const boundary = /;\s*boundary=("?)([^";]{1,70})\1/i.exec(contentType);
+  if (!/^multipart\/form-data\s*;/i.test(contentType) || !boundary) {
+    throw new UnsupportedMediaTypeError(
+      `Content-Type ${JSON.stringify(contentType)} is not supported here; send multipart/form-data (with a boundary) and the YAML in field '${field}'`,
+    );
+  }
+  // RFC 2046 allows a quoted boundary; the parser only takes the bare form.
+  event.headers = { ...event.headers, 'content-type': `multipart/form-data; boundary=${boundary[2]}` };
+  try {
+    await parser.before({ event } as never);
+  } catch {
+    throw new ValidationError('Request body is not valid multipart/form-data');
+  }
+}
 
 /** A text field of a parsed multipart body, sent either as a plain field or as a file. */
 export function multipartField(event: ApiEvent, field: string): string {

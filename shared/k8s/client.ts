@@ -1,38 +1,41 @@
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { config } from '../config.js';
+import { config, perContext } from '../context.js';
 import { cachedEksTokenProvider, mintEksToken } from './eks-token.js';
 
-let fromFile: CoreV1Api | undefined;
-let eksToken: (() => Promise<string>) | undefined;
-let eksClient: { token: string; api: CoreV1Api } | undefined;
+/** The API client of a kubeconfig file (local runs, tests), built once per context. */
+const fromKubeconfig = perContext((settings) => {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(settings.kubernetes.kubeconfig!);
+  return kubeConfig.makeApiClient(CoreV1Api);
+});
+
+/** The EKS token of this context's IAM identity, reused below its lifetime. */
+const eksToken = perContext((settings) => {
+  const credentials = defaultProvider();
+  return cachedEksTokenProvider(() =>
+    mintEksToken({ clusterName: settings.kubernetes.eksClusterName!, region: settings.region, credentials }),
+  );
+});
+
+const eksClient = perContext(() => ({ current: undefined as { token: string; api: CoreV1Api } | undefined }));
 
 /**
  * The Kubernetes core API. With KUBECONFIG (local runs, tests) the file decides everything; in AWS the
  * worker authenticates to EKS with a token minted from its own IAM role, refreshed below its lifetime.
  */
 export async function coreApi(): Promise<CoreV1Api> {
-  const settings = config().kubernetes;
-  if (settings.kubeconfig) {
-    if (!fromFile) {
-      const kubeConfig = new KubeConfig();
-      kubeConfig.loadFromFile(settings.kubeconfig);
-      fromFile = kubeConfig.makeApiClient(CoreV1Api);
-    }
-    return fromFile;
-  }
-  const { eksClusterName, eksEndpoint, eksCertificateAuthority } = settings;
+  const settings = config();
+  if (settings.kubernetes.kubeconfig) return fromKubeconfig();
+  const { eksClusterName, eksEndpoint, eksCertificateAuthority } = settings.kubernetes;
   if (!eksClusterName || !eksEndpoint || !eksCertificateAuthority) {
     throw new Error(
       'CONTROL_PLANE=kubernetes needs KUBECONFIG, or EKS_CLUSTER_NAME, EKS_CLUSTER_ENDPOINT and EKS_CLUSTER_CA',
     );
   }
-  const credentials = defaultProvider();
-  eksToken ??= cachedEksTokenProvider(() =>
-    mintEksToken({ clusterName: eksClusterName, region: config().region, credentials }),
-  );
-  const token = await eksToken();
-  if (eksClient?.token !== token) {
+  const token = await eksToken()();
+  const cached = eksClient();
+  if (cached.current?.token !== token) {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromOptions({
       clusters: [
@@ -40,13 +43,13 @@ export async function coreApi(): Promise<CoreV1Api> {
       ],
       users: [{ name: 'fogbridge', token }],
       contexts: [
-        { name: 'eks', cluster: eksClusterName, user: 'fogbridge', namespace: config().controllerNamespace },
+        { name: 'eks', cluster: eksClusterName, user: 'fogbridge', namespace: settings.controllerNamespace },
       ],
       currentContext: 'eks',
     });
-    eksClient = { token, api: kubeConfig.makeApiClient(CoreV1Api) };
+    cached.current = { token, api: kubeConfig.makeApiClient(CoreV1Api) };
   }
-  return eksClient.api;
+  return cached.current.api;
 }
 
 /** The HTTP status of a client-node error, if it has one. */

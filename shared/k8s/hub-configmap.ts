@@ -1,4 +1,4 @@
-import { config } from '../config.js';
+import { config } from '../context.js';
 import type { DesiredBridges, RouterConfig } from '../domain/router-config.js';
 import {
   applyDesiredToSkrouterd,

@@ -1,5 +1,5 @@
 import { PatchStrategy, setHeaderOptions, type V1Service } from '@kubernetes/client-node';
-import { config } from '../config.js';
+import { config } from '../context.js';
 import { type KubernetesServiceManifest, kubernetesServicePatch } from '../domain/kubernetes-service.js';
 import { coreApi, statusOf } from './client.js';
 

@@ -1,3 +1,5 @@
+import { config } from '../context.js';
+
 /**
  * Process-wide counters of the work fogbridge asks of DynamoDB and SQS. Filled only when
  * FOGBRIDGE_METER_USAGE=true (the benchmark turns it on), read by `npm run bench`.
@@ -26,7 +28,7 @@ export const usage: Usage = {
 };
 
 export function metering(): boolean {
-  return process.env.FOGBRIDGE_METER_USAGE === 'true';
+  return config().meterUsage;
 }
 
 export function resetUsage(): void {

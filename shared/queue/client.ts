@@ -1,18 +1,20 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { config } from '../config.js';
-import { metering, usage } from '../metrics/usage.js';
-
-let client: SQSClient | undefined;
+import { perContext } from '../context.js';
+import { usage } from '../metrics/usage.js';
 
 /**
- * One SQS client per process; the endpoint comes from AWS_ENDPOINT_URL_SQS / AWS_ENDPOINT_URL. With an
- * endpoint override (LocalStack, the embedded runtime) requests go there, not to the queue URL's host.
+ * One SQS client per context. With an endpoint override (LocalStack, the embedded runtime) requests go
+ * there, not to the queue URL's host.
  */
-export function sqsClient(): SQSClient {
-  const overridden = !!(process.env.AWS_ENDPOINT_URL_SQS || process.env.AWS_ENDPOINT_URL);
-  if (client) return client;
-  client = new SQSClient({ region: config().region, maxAttempts: 5, useQueueUrlAsEndpoint: !overridden });
-  if (metering()) {
+export const sqsClient = perContext(function sqsClient(settings): SQSClient {
+  const client = new SQSClient({
+    region: settings.region,
+    maxAttempts: 5,
+    useQueueUrlAsEndpoint: !settings.endpoints.sqs,
+    ...(settings.endpoints.sqs ? { endpoint: settings.endpoints.sqs } : {}),
+    ...(settings.credentials ? { credentials: settings.credentials } : {}),
+  });
+  if (settings.meterUsage) {
     client.middlewareStack.add(
       (next, context) => async (args) => {
         const input = args.input as { Entries?: unknown[] };
@@ -25,4 +27,4 @@ export function sqsClient(): SQSClient {
     );
   }
   return client;
-}
+});

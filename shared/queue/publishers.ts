@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.js';
+import { config } from '../context.js';
 import { documentClient, keys, tableName } from '../store/client.js';
 import { sqsClient } from './client.js';
 import type { RouterReconcileMessage, ServiceReconcileMessage } from './messages.js';

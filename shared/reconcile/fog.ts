@@ -1,4 +1,4 @@
-import { config } from '../config.js';
+import { config } from '../context.js';
 import { agentDistributionTokens, agentSelectsService } from '../domain/distribution.js';
 import { connectorName, listenerName } from '../domain/router-objects.js';
 import { DEFAULT_BRIDGE } from '../domain/service.js';

@@ -1,4 +1,4 @@
-import { config } from '../config.js';
+import { config } from '../context.js';
 import { agentDistributionTokens, agentSelectsService, DISTRIBUTION_ALL } from '../domain/distribution.js';
 import {
   applyDesiredBridges,

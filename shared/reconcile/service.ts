@@ -1,4 +1,4 @@
-import { config } from '../config.js';
+import { config } from '../context.js';
 import { DISTRIBUTION_ALL, serviceDistributionTokens } from '../domain/distribution.js';
 import { buildKubernetesService } from '../domain/kubernetes-service.js';
 import { canonicalJson } from '../domain/router-config.js';

@@ -1,4 +1,4 @@
-import { config } from '../config.js';
+import { config } from '../context.js';
 import { logger } from '../log/logger.js';
 import { enqueueRouterReconciles, enqueueServiceReconcile } from '../queue/publishers.js';
 import { listAgentRows, listPendingAgentUuids } from '../store/agents.js';

@@ -1,20 +1,23 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.js';
-import { metering, recordDynamoDbCall } from '../metrics/usage.js';
-
-let client: DynamoDBDocumentClient | undefined;
+import { config, perContext } from '../context.js';
+import { recordDynamoDbCall } from '../metrics/usage.js';
 
 /**
- * One document client per process. The endpoint comes from the SDK's standard variables
- * (AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL), so LocalStack and the embedded runtime need no code.
+ * One document client per context. The endpoint and credentials come from the configuration: an
+ * emulator's in the embedded runtime and the tests, AWS itself (default credential chain) in Lambda.
  */
-export function documentClient(): DynamoDBDocumentClient {
-  if (client) return client;
-  client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: config().region, maxAttempts: 5 }), {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-  });
-  if (metering()) {
+export const documentClient = perContext(function dynamoDbClient(settings): DynamoDBDocumentClient {
+  const client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      region: settings.region,
+      maxAttempts: 5,
+      ...(settings.endpoints.dynamodb ? { endpoint: settings.endpoints.dynamodb } : {}),
+      ...(settings.credentials ? { credentials: settings.credentials } : {}),
+    }),
+    { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } },
+  );
+  if (settings.meterUsage) {
     // Ask DynamoDB for the capacity of every call and count it (benchmark only).
     client.middlewareStack.add(
       (next, context) => async (args) => {
@@ -30,7 +33,7 @@ export function documentClient(): DynamoDBDocumentClient {
     );
   }
   return client;
-}
+});
 
 export function tableName(): string {
   return config().tableName;

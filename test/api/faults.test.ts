@@ -159,7 +159,7 @@ describe('contention and stuck dependencies', () => {
 
   it('converges after a hub lock holder that never releases loses its lease', async () => {
     // Prepare: someone takes the hub lock and dies holding it
-    const stuck = await tryAcquireLock(`hub:${hub}`, 'crashed-worker', 1500);
+    const stuck = await t.inRuntime(() => tryAcquireLock(`hub:${hub}`, 'crashed-worker', 1500));
     expect(stuck).toBeDefined();
 
     // Act
@@ -168,11 +168,11 @@ describe('contention and stuck dependencies', () => {
     // Assess
     await expectConverged(created.name, created.bridgePort);
     // The dead holder's late release must not free the lock of whoever holds it now
-    await releaseLock(stuck!);
-    const next = await tryAcquireLock(`hub:${hub}`, 'observer', 1500);
+    await t.inRuntime(() => releaseLock(stuck!));
+    const next = await t.inRuntime(() => tryAcquireLock(`hub:${hub}`, 'observer', 1500));
     if (next) {
       expect(next.fencingToken).toBeGreaterThan(stuck!.fencingToken);
-      await releaseLock(next);
+      await t.inRuntime(() => releaseLock(next));
     }
   });
 });
@@ -243,9 +243,8 @@ describe('poison messages, duplicates and reordering', () => {
     expect((await api.patch('/api/v3/services/reordered', { targetPort: 1002 })).status).toBe(204);
     expect((await api.patch('/api/v3/services/reordered', { targetPort: 1003 })).status).toBe(204);
     for (const generation of [3, 2, 3, 1, 2, 1]) {
-      await enqueueServiceReconcile(
-        { name: 'reordered', generation },
-        `replay-${generation}-${Math.random()}`,
+      await t.inRuntime(() =>
+        enqueueServiceReconcile({ name: 'reordered', generation }, `replay-${generation}-${Math.random()}`),
       );
     }
 

@@ -289,7 +289,10 @@ describe('HTTP API', () => {
 
     // Assess
     for (const row of API_ROUTES) {
-      const pascal = row.function.charAt(0).toUpperCase() + row.function.slice(1);
+      const pascal = row.function
+        .split('-')
+        .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+        .join('');
       expect(targetOf.get(`${row.method} ${row.path}`)).toMatch(new RegExp(`^Api${pascal}Function`));
     }
   });

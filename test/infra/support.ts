@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
-import { routes as agentRoutes } from '../../functions/api/agent.js';
+import { routes as agentProtocolRoutes } from '../../functions/api/agent-protocol.js';
 import { routes as agentsRoutes } from '../../functions/api/agents.js';
 import { routes as openapiRoutes } from '../../functions/api/openapi.js';
 import { routes as registryRoutes } from '../../functions/api/registry.js';
@@ -11,7 +11,7 @@ import { routes as statusRoutes } from '../../functions/api/status.js';
 import { createApp } from '../../infra/lib/app.js';
 import { STUB_CODE_CONTEXT } from '../../infra/lib/fogbridge-function.js';
 import type { ApiFunctionName, ApiRouteAuth } from '../../infra/lib/routes.js';
-import type { ApiRoute } from '../../shared/http/api.js';
+import type { AnyRouteRecord } from '../../shared/http/api.js';
 
 export const REQUIRED_CONTEXT = {
   authIssuer: 'https://issuer.example.com',
@@ -44,29 +44,30 @@ export interface HandlerRoute {
   auth: ApiRouteAuth;
 }
 
-/** The routes each functions/api module serves (its exported `routes`, the array its handler wraps). */
-const MODULE_ROUTES: Record<ApiFunctionName, ApiRoute[]> = {
+/** The routes each functions/api module serves, imported from the module itself. */
+const MODULE_ROUTES: Record<ApiFunctionName, readonly AnyRouteRecord[]> = {
   services: servicesRoutes,
   agents: agentsRoutes,
   registry: registryRoutes,
   router: routerRoutes,
   status: statusRoutes,
   openapi: openapiRoutes,
-  agent: agentRoutes,
+  'agent-protocol': agentProtocolRoutes,
 };
 
 /**
- * Every route of every API module, with `auth` as API Gateway sees it: `public`, `agent`, or `user` for
- * a role route (no `auth`, `viewer`, `admin`: the JWT authorizer, then the function checks the role).
+ * Every route record, read from the module that serves it (its exported `routes`, the array its handler
+ * wraps), with `auth` as API Gateway sees it: `public`, `agent`, or `user` for a role route.
  */
 export function handlerRoutes(): HandlerRoute[] {
-  return (Object.entries(MODULE_ROUTES) as [ApiFunctionName, ApiRoute[]][]).flatMap(([fn, routes]) =>
-    routes.map((route) => ({
-      method: String(route.method),
-      path: route.path,
-      function: fn,
-      auth: route.auth === 'public' || route.auth === 'agent' ? route.auth : 'user',
-    })),
+  return (Object.entries(MODULE_ROUTES) as [ApiFunctionName, readonly AnyRouteRecord[]][]).flatMap(
+    ([fn, routes]) =>
+      routes.map((route) => ({
+        method: route.method,
+        path: route.path,
+        function: fn,
+        auth: route.auth === 'public' || route.auth === 'agent' ? route.auth : 'user',
+      })),
   );
 }
 

@@ -1,45 +1,79 @@
 import { describe, expect, it } from 'vitest';
-import { allRoutes, docs } from '../../functions/api/openapi.js';
+import { allRoutes } from '../../functions/api/openapi.js';
 import { buildOpenApi } from '../../shared/http/openapi.js';
 
+type Operation = {
+  security?: unknown;
+  requestBody?: { content: Record<string, { schema: unknown; example?: unknown }> };
+};
+const operationOf = (document: ReturnType<typeof buildOpenApi>, method: string, path: string) =>
+  (document.paths?.[path] as Record<string, Operation> | undefined)?.[method.toLowerCase()];
+
 describe('the OpenAPI document', () => {
-  it('documents every route the API serves, and nothing else', () => {
+  it('documents every route record once, and nothing else', () => {
+    // Prepare
+    const records = allRoutes().map((route) => `${route.method} ${route.path}`);
+
     // Act
-    const served = allRoutes()
-      .map((route) => `${route.method} ${route.path}`)
-      .sort();
+    const document = buildOpenApi(allRoutes(), { version: 'test' });
+    const documented = Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
+      Object.keys(item as object).map((method) => `${method.toUpperCase()} ${path}`),
+    );
 
     // Assess
-    expect(Object.keys(docs).sort()).toEqual(served);
+    expect(new Set(records).size).toBe(records.length);
+    expect(documented.sort()).toEqual([...records].sort());
   });
 
   it('marks public, agent and user routes with their security scheme', () => {
     // Act
-    const document = buildOpenApi(allRoutes(), docs, { version: 'test' });
+    const document = buildOpenApi(allRoutes(), { version: 'test' });
 
     // Assess
-    expect(document.paths['/api/v3/status']?.get).toMatchObject({ security: [] });
-    expect(document.paths['/api/v3/agent/provision']?.post).toMatchObject({ security: [] });
-    expect(document.paths['/api/v3/agent/config/changes']?.get).toMatchObject({
+    expect(operationOf(document, 'GET', '/api/v3/status')).toMatchObject({ security: [] });
+    expect(operationOf(document, 'POST', '/api/v3/agent/provision')).toMatchObject({ security: [] });
+    expect(operationOf(document, 'GET', '/api/v3/agent/config/changes')).toMatchObject({
       security: [{ agentToken: [] }],
     });
-    expect(document.paths['/api/v3/services']?.post).toMatchObject({ security: [{ userToken: [] }] });
+    expect(operationOf(document, 'POST', '/api/v3/services')).toMatchObject({
+      security: [{ userToken: [] }],
+    });
   });
 
   it('takes the request schema from the zod schema the handler validates with', () => {
     // Act
-    const document = buildOpenApi(allRoutes(), docs, { version: 'test' });
-    const operation = document.paths['/api/v3/services']!.post as {
-      requestBody: { content: Record<string, { schema: unknown }> };
-    };
-    const body = operation.requestBody.content['application/json']?.schema;
+    const document = buildOpenApi(allRoutes(), { version: 'test' });
+    const body = operationOf(document, 'POST', '/api/v3/services')?.requestBody?.content['application/json'];
 
     // Assess
-    expect(body).toMatchObject({
+    expect(body?.schema).toMatchObject({
       type: 'object',
       required: ['name', 'type', 'resource', 'targetPort'],
       additionalProperties: false,
       properties: { type: { enum: ['microservice', 'agent', 'k8s', 'external'] } },
     });
   });
+
+  it.each(allRoutes().filter((route) => route.request))(
+    'shows an example for $method $path that its own validator accepts',
+    (route) => {
+      // Prepare
+      const request = route.request!;
+      const document = buildOpenApi(allRoutes(), { version: 'test' });
+      const content = operationOf(document, route.method, route.path)?.requestBody?.content ?? {};
+
+      // Act
+      const parse = () => request.parse(request.example as never);
+
+      // Assess
+      expect(request.example).toBeDefined();
+      expect(parse).not.toThrow();
+      if (request.kind === 'json') {
+        expect(content['application/json']?.example).toEqual(request.example);
+        expect(request.schema.safeParse(request.example).success).toBe(true);
+      } else {
+        expect(content['multipart/form-data']?.example).toEqual({ [request.field]: request.example });
+      }
+    },
+  );
 });

@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { parseWith } from '../domain/validation.js';
+import type { AcknowledgementBody } from '../domain/agent-protocol-schema.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { listMicroservicesByAgent } from '../store/applications.js';
@@ -14,10 +13,10 @@ export async function getAgentChanges(
   return { ...flags, lastUpdated };
 }
 
-const ackBody = z.strictObject({ lastUpdated: z.number().int().nonnegative() });
-
-export async function acknowledgeAgentChanges(agentUuid: string, input: unknown): Promise<void> {
-  const { lastUpdated } = parseWith(ackBody, input);
+export async function acknowledgeAgentChanges(
+  agentUuid: string,
+  { lastUpdated }: AcknowledgementBody,
+): Promise<void> {
   if (!(await acknowledgeChanges(agentUuid, lastUpdated))) {
     throw new ValidationError(
       `Field 'lastUpdated' is ahead of the changes this agent was shown, got ${lastUpdated}`,
