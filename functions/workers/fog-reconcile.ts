@@ -2,15 +2,15 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseWith } from '../../shared/domain/validation.js';
 import { logger } from '../../shared/log/logger.js';
-import { routerReconcileMessage } from '../../shared/queue/messages.js';
-import { reconcileRouterRequest } from '../../shared/reconcile/fog.js';
+import { fogReconcileMessage } from '../../shared/queue/messages.js';
+import { reconcileFog } from '../../shared/reconcile/fog.js';
 
 const processor = new SqsFifoPartialProcessorAsync();
 
 async function processRecord(record: SQSRecord): Promise<void> {
-  const message = parseWith(routerReconcileMessage, JSON.parse(record.body));
+  const message = parseWith(fogReconcileMessage, JSON.parse(record.body));
   try {
-    await reconcileRouterRequest(message);
+    await reconcileFog(message);
   } catch (error) {
     logger.warn('router reconcile failed', { routerKey: message.routerKey, error: error as Error });
     throw error;

@@ -1,5 +1,6 @@
 import type { IConstruct } from 'constructs';
 import { z } from 'zod';
+import { ConfigError, parseSetting, SETTINGS, type Setting, type SettingName } from '../../shared/config.js';
 
 /**
  * Every deploy-time setting of the CDK app, read from CDK context (`-c key=value` on the command line or
@@ -21,14 +22,6 @@ const flag = z.preprocess((value) => {
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
-/** Optional text: an empty string counts as absent, so `-c componentLabelDomain=` clears a cdk.json value. */
-const optionalText = z.preprocess(
-  (value) => (value === '' || value === null ? undefined : value),
-  z.string().min(1).optional(),
-);
-
-const httpsUrl = z.url({ protocol: /^https$/, error: 'must be an https:// URL' });
-
 /** CloudWatch Logs accepts only these retention periods. */
 export const LOG_RETENTION_DAYS = [
   1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
@@ -46,41 +39,7 @@ const shape = {
     .regex(/^[A-Za-z0-9_-]{0,40}$/, 'may hold only letters, digits, - and _ (40 at most)')
     .default(''),
 
-  // The controller's behaviour (same names and defaults as shared/config.ts).
-  controlPlane: z.enum(['remote', 'kubernetes']).default('remote'),
-  controllerNamespace: z.string().min(1).default('default'),
-  controllerName: z.string().min(1).default('pot'),
-  bridgePortsRange: z
-    .string()
-    .regex(/^\d{1,5}-\d{1,5}$/, 'must look like 10024-65535')
-    .refine((value) => {
-      const [from, to] = value.split('-').map(Number) as [number, number];
-      return from >= 1 && to <= 65535 && from <= to;
-    }, 'must be an ascending range within 1-65535')
-    .default('10024-65535'),
-  serviceAnnotationTag: z.string().min(1).default('service.iofog.org/tag'),
-  appLabel: z.string().min(1).default('iofog'),
-  distribution: z.enum(['datasance', 'iofog']).default('datasance'),
-  componentLabelDomain: optionalText,
-  logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
-  hubLockLeaseMs: int(1000, 900_000).default(20_000),
-  pendingGraceMs: int(1000, 86_400_000).default(60_000),
-  loadBalancerPollAttempts: int(1, 100).default(10),
-  loadBalancerPollIntervalMs: int(100, 60_000).default(2_000),
-
-  // User authentication: API Gateway's JWT authorizer and the functions' own role check.
-  authIssuer: httpsUrl,
-  authAudience: z.string().min(1),
-  /** JWKS the functions verify user tokens with; defaults to `<authIssuer>/.well-known/jwks.json`. */
-  authJwksUrl: httpsUrl.optional(),
-  /** A public key (PEM or JWK) instead of a JWKS endpoint. */
-  authPublicKey: optionalText,
-  authRolesClaim: z.string().min(1).default('roles'),
-  agentTokenMaxLifetimeSeconds: int(1, 86_400).default(600),
-  provisioningKeyTtlSeconds: int(1, 86_400).default(600),
-
   // Queues and workers.
-  maxReceiveCount: int(1, 1000).default(5),
   /** Lambda's SQS maximum concurrency per worker (2 to 1000). */
   maxConcurrency: int(2, 1000).default(5),
   /** FIFO event sources take at most 10 records per batch. */
@@ -113,11 +72,7 @@ const shape = {
     )
     .optional(),
 
-  // EKS (controlPlane=kubernetes).
-  eksClusterName: optionalText,
-  eksClusterEndpoint: httpsUrl.optional(),
-  /** Base64 PEM of the cluster CA, as `aws eks describe-cluster` returns it. */
-  eksClusterCa: optionalText,
+  // EKS network (controlPlane=kubernetes; the cluster itself is in shared/config.ts).
   eksPrivateEndpoint: flag.default(false),
   vpcId: z.preprocess(
     (value) => (value === '' ? undefined : value),
@@ -151,14 +106,39 @@ const shape = {
   ),
 };
 
-export type ContextKey = keyof typeof shape;
-export const CONTEXT_KEYS = Object.keys(shape) as ContextKey[];
+/** The controller settings that are deploy-time settings: the shared list, by their context key. */
+const DEPLOY_SETTINGS = (Object.entries(SETTINGS) as [SettingName, Setting][]).flatMap(([env, setting]) =>
+  setting.context ? [{ env, key: setting.context.key, setting, context: setting.context }] : [],
+);
+
+export type ContextKey = keyof typeof shape | (typeof DEPLOY_SETTINGS)[number]['key'];
+export const CONTEXT_KEYS: ContextKey[] = [
+  ...(Object.keys(shape) as ContextKey[]),
+  ...DEPLOY_SETTINGS.map((d) => d.key),
+];
 
 const schema = z.object(shape);
 type Parsed = z.infer<typeof schema>;
 
-export interface FogbridgeSettings extends Omit<Parsed, 'authJwksUrl'> {
+/** The controller settings (shared/config.ts) the stack itself looks at, parsed, by context key. */
+interface ControllerSettings {
+  controlPlane: 'remote' | 'kubernetes';
+  controllerNamespace: string;
+  maxReceiveCount: number;
+  hubLockLeaseMs: number;
+  loadBalancerPollAttempts: number;
+  loadBalancerPollIntervalMs: number;
+  authIssuer: string;
+  authAudience: string;
   authJwksUrl: string;
+  eksClusterName?: string;
+  eksClusterEndpoint?: string;
+  eksClusterCa?: string;
+}
+
+export interface FogbridgeSettings extends Parsed, ControllerSettings {
+  /** What the functions get: each controller setting under its environment variable, as a string. */
+  environment: Partial<Record<SettingName, string>>;
   /** Visibility timeout of the reconcile queues: 6 × the worker timeout, as Lambda recommends. */
   visibilityTimeoutSeconds: number;
   eks:
@@ -193,6 +173,12 @@ function missing(key: ContextKey, why?: string): ContextError {
   return new ContextError(`Context key "${key}" is required${why ? ` ${why}` : ''}: ${howToPass(key)}`);
 }
 
+function invalid(key: ContextKey, value: unknown, message: string): ContextError {
+  return new ContextError(
+    `Context key "${key}"=${JSON.stringify(value)} is invalid: ${message}; ${howToPass(key)}`,
+  );
+}
+
 /** Reads and validates every context key; throws a ContextError naming the first bad or missing one. */
 export function readSettings(scope: IConstruct): FogbridgeSettings {
   const raw: Record<string, unknown> = {};
@@ -203,17 +189,50 @@ export function readSettings(scope: IConstruct): FogbridgeSettings {
   return parseSettings(raw);
 }
 
+/**
+ * The controller settings from context: each validated by the same rule as its environment variable
+ * (and https where API Gateway or EKS demand it), kept as the string the functions will be given.
+ */
+function parseControllerSettings(raw: Record<string, unknown>) {
+  const values: Record<string, unknown> = {};
+  const environment: Partial<Record<SettingName, string>> = {};
+  for (const { env, key, setting, context } of DEPLOY_SETTINGS) {
+    const given = raw[key];
+    const text = given === undefined || given === null || given === '' ? setting.default : String(given);
+    if (text === undefined) {
+      if (context.required) throw missing(key);
+      continue;
+    }
+    if (context.https && !/^https:\/\//.test(text)) throw invalid(key, given, 'must be an https:// URL');
+    try {
+      values[key] = parseSetting(env, text);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      throw invalid(key, given, error.message.replace(/^Environment variable [^:]+: /, ''));
+    }
+    environment[env] = text;
+  }
+  const issuer = String(values.authIssuer);
+  values.authJwksUrl ??= `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`;
+  environment.AUTH_JWKS_URL ??= String(values.authJwksUrl);
+  values.controlPlane = String(values.controlPlane).toLowerCase() === 'kubernetes' ? 'kubernetes' : 'remote';
+  return { values, environment };
+}
+
 export function parseSettings(raw: Record<string, unknown>): FogbridgeSettings {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = String(issue.path[0]) as ContextKey;
     if (raw[key] === undefined) throw missing(key);
-    throw new ContextError(
-      `Context key "${key}"=${JSON.stringify(raw[key])} is invalid: ${issue.message}; ${howToPass(key)}`,
-    );
+    throw invalid(key, raw[key], issue.message);
   }
-  const settings = parsed.data;
+  const controller = parseControllerSettings(raw);
+  const settings = {
+    ...parsed.data,
+    ...(controller.values as unknown as ControllerSettings),
+    environment: controller.environment,
+  };
 
   if (settings.hubLockLeaseMs >= settings.workerTimeoutSeconds * 1000) {
     throw new ContextError(
@@ -267,7 +286,6 @@ export function parseSettings(raw: Record<string, unknown>): FogbridgeSettings {
 
   return {
     ...settings,
-    authJwksUrl: settings.authJwksUrl ?? `${settings.authIssuer.replace(/\/+$/, '')}/.well-known/jwks.json`,
     visibilityTimeoutSeconds: 6 * settings.workerTimeoutSeconds,
     eks,
   };

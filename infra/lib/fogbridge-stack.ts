@@ -13,6 +13,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { SETTINGS, type SettingName, type SettingScope } from '../../shared/config.js';
 import { createTableInput } from '../../shared/store/table.js';
 import { QUEUE_NAMES } from '../local/queues.js';
 import type { FogbridgeSettings } from './context.js';
@@ -254,41 +255,22 @@ export class FogbridgeStack extends Stack {
     });
   }
 
-  /** Builds each function's environment from the settings; only what it needs. */
+  /**
+   * Builds each function's environment from the settings; only what it needs. The variables are the
+   * controller settings of shared/config.ts, given to the functions whose scope they belong to.
+   */
   private environmentFor(settings: FogbridgeSettings) {
-    const controller: Record<string, string> = {
-      CONTROL_PLANE: settings.controlPlane,
-      CONTROLLER_NAMESPACE: settings.controllerNamespace,
-      CONTROLLER_NAME: settings.controllerName,
-      BRIDGE_PORTS_RANGE: settings.bridgePortsRange,
-      SERVICE_ANNOTATION_TAG: settings.serviceAnnotationTag,
-      APP_LABEL: settings.appLabel,
-      DISTRIBUTION: settings.distribution,
-      ...(settings.componentLabelDomain ? { COMPONENT_LABEL_DOMAIN: settings.componentLabelDomain } : {}),
-      HUB_LOCK_LEASE_MS: String(settings.hubLockLeaseMs),
-      PENDING_GRACE_MS: String(settings.pendingGraceMs),
-      MAX_RECEIVE_COUNT: String(settings.maxReceiveCount),
-    };
-    const auth: Record<string, string> = {
-      AUTH_ISSUER: settings.authIssuer,
-      AUTH_AUDIENCE: settings.authAudience,
-      AUTH_JWKS_URL: settings.authJwksUrl,
-      ...(settings.authPublicKey ? { AUTH_PUBLIC_KEY: settings.authPublicKey } : {}),
-      AUTH_ROLES_CLAIM: settings.authRolesClaim,
-      AGENT_TOKEN_MAX_LIFETIME_SECONDS: String(settings.agentTokenMaxLifetimeSeconds),
-      PROVISIONING_KEY_TTL_SECONDS: String(settings.provisioningKeyTtlSeconds),
-    };
-    const kubernetes: Record<string, string> = settings.eks
-      ? {
-          EKS_CLUSTER_NAME: settings.eks.clusterName,
-          EKS_CLUSTER_ENDPOINT: settings.eks.endpoint,
-          EKS_CLUSTER_CA: settings.eks.certificateAuthority,
-          LOADBALANCER_POLL_ATTEMPTS: String(settings.loadBalancerPollAttempts),
-          LOADBALANCER_POLL_INTERVAL_MS: String(settings.loadBalancerPollIntervalMs),
-        }
-      : {};
+    const inScope = (scope: SettingScope) =>
+      Object.fromEntries(
+        Object.entries(settings.environment).filter(
+          ([name]) => SETTINGS[name as SettingName].scope === scope,
+        ),
+      ) as Record<string, string>;
+    const controller = inScope('controller');
+    const auth = inScope('auth');
+    const kubernetes = settings.eks ? inScope('kubernetes') : {};
     return (needs: Needs & { kubernetes?: boolean }): Record<string, string> => ({
-      POWERTOOLS_LOG_LEVEL: settings.logLevel,
+      LOG_LEVEL: settings.environment.LOG_LEVEL ?? 'INFO',
       ...(needs.table ? { ...controller, TABLE_NAME: this.table.tableName } : {}),
       ...(needs.sends.includes('service') ? { SERVICE_QUEUE_URL: this.queues.service.queue.queueUrl } : {}),
       ...(needs.sends.includes('fog') ? { FOG_QUEUE_URL: this.queues.fog.queue.queueUrl } : {}),

@@ -1,9 +1,10 @@
 import type { AcknowledgementBody } from '../domain/agent-protocol-schema.js';
+import { hubRouterKey } from '../domain/placement.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { listMicroservicesByAgent } from '../store/applications.js';
 import { acknowledgeChanges, type ChangeFlag, readChangeFlags } from '../store/changes.js';
-import { getDefaultRouter, hubRouterKey, readRouterConfig } from '../store/routers.js';
+import { getDefaultRouter, readRouterConfig } from '../store/routers.js';
 
 /** What GET /api/v3/agent/config/changes answers: every reference flag plus `lastUpdated`. */
 export async function getAgentChanges(

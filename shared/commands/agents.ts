@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { config } from '../context.js';
 import { type CreateAgentBody, DEFAULT_ROUTER_PORTS, type PatchAgentBody } from '../domain/agent-schema.js';
 import { nearMissDistributionTags } from '../domain/distribution.js';
+import { DEFAULT_ROUTER } from '../domain/placement.js';
 import type { RouterMode } from '../domain/router-objects.js';
-import { DEFAULT_BRIDGE } from '../domain/service.js';
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
-import { enqueueRouterReconciles } from '../queue/publishers.js';
+import { enqueueFogReconciles } from '../queue/publishers.js';
+import { CONFLICT, retryOnConflict } from '../retry.js';
 import {
   type AgentRow,
   claimSystemAgent,
@@ -132,7 +133,7 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
       updatedAt: now,
     });
   }
-  await enqueueRouterReconciles([uuid]);
+  await enqueueFogReconciles([uuid]);
   const warnings = tagWarnings(row.tags);
   return warnings.length > 0 ? { uuid, warnings } : { uuid };
 }
@@ -169,16 +170,16 @@ async function resolveUpstreams(
 ): Promise<string[]> {
   if (routerMode === 'none') return [];
   const defaultRouter = await getDefaultRouter();
-  if (references === undefined) return defaultRouter ? [DEFAULT_BRIDGE] : [];
+  if (references === undefined) return defaultRouter ? [DEFAULT_ROUTER] : [];
   const resolved: string[] = [];
   for (const reference of references) {
-    if (reference === DEFAULT_BRIDGE) {
+    if (reference === DEFAULT_ROUTER) {
       if (!defaultRouter) {
         throw new ValidationError(
-          `Field 'upstreamRouters': ${DEFAULT_BRIDGE} is not registered yet (PUT /api/v3/router)`,
+          `Field 'upstreamRouters': ${DEFAULT_ROUTER} is not registered yet (PUT /api/v3/router)`,
         );
       }
-      resolved.push(DEFAULT_BRIDGE);
+      resolved.push(DEFAULT_ROUTER);
       continue;
     }
     const upstream = await findAgent(reference);
@@ -198,7 +199,7 @@ async function resolveUpstreams(
 
 /** Partial update; `tags`, when present, replaces the set. Reconciles the agent's router. */
 export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
+  await retryOnConflict(async () => {
     const row = await requireAgent(uuid);
     const routerMode = patch.routerMode ?? row.routerMode;
     if (row.isSystem && routerMode !== 'interior') {
@@ -236,13 +237,15 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
       updatedAt: new Date().toISOString(),
     };
     requireRouterHost(next);
-    if (await replaceAgentRow(next, row)) {
-      await enqueueRouterReconciles([uuid]);
-      return;
-    }
-  }
-  throw new ContentionError(`Agent ${uuid} is being changed concurrently; retry the request`);
+    if (!(await replaceAgentRow(next, row))) return CONFLICT;
+    await enqueueFogReconciles([uuid]);
+  }, agentContention(uuid));
 }
+
+const agentContention = (uuid: string) => ({
+  times: 5,
+  exhausted: () => new ContentionError(`Agent ${uuid} is being changed concurrently; retry the request`),
+});
 
 async function checkRouterModeChange(row: AgentRow, routerMode: RouterMode) {
   if (routerMode === 'none') {
@@ -274,20 +277,18 @@ async function checkRouterModeChange(row: AgentRow, routerMode: RouterMode) {
  * router's upstream, nor be the system agent while it is the default router. Its microservices go too.
  */
 export async function deleteAgent(uuid: string): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
+  await retryOnConflict(async () => {
     // Re-read on every attempt: a concurrent delete makes this a 404, a concurrent change re-checks.
     const row = await requireAgent(uuid);
     const runsDefaultRouter = await checkAgentDeletable(row);
     for (const microservice of await listMicroservicesByAgent(uuid)) await deleteMicroservice(microservice);
     await setAgentTokens(uuid, [], row.appliedTokens);
-    if (!(await deleteAgentRow(row))) continue;
+    if (!(await deleteAgentRow(row))) return CONFLICT;
     await deleteAgentCredentials(uuid);
     if (row.isSystem) await releaseSystemAgent(uuid);
     if (runsDefaultRouter) await deleteDefaultRouter();
-    await enqueueRouterReconciles([uuid]);
-    return;
-  }
-  throw new ContentionError(`Agent ${uuid} is being changed concurrently; retry the request`);
+    await enqueueFogReconciles([uuid]);
+  }, agentContention(uuid));
 }
 
 /** Refuses to delete an agent something depends on; returns whether it runs the default router. */
@@ -300,7 +301,7 @@ async function checkAgentDeletable(row: AgentRow): Promise<boolean> {
   ]);
   const runsDefaultRouter = defaultRouter?.agentUuid === row.uuid;
   const onDefaultRouter = runsDefaultRouter
-    ? [...(await listServicesByHub(DEFAULT_BRIDGE)), ...(await listServicesBySite(DEFAULT_BRIDGE))]
+    ? [...(await listServicesByHub(DEFAULT_ROUTER)), ...(await listServicesBySite(DEFAULT_ROUTER))]
     : [];
   const dependants = [...backed, ...bridged, ...onDefaultRouter].map((service) => service.name);
   if (dependants.length > 0) {

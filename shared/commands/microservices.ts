@@ -5,6 +5,7 @@ import type {
   PatchMicroserviceBody,
 } from '../domain/registry-schema.js';
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
+import { CONFLICT, retryOnConflict } from '../retry.js';
 import {
   type ApplicationRow,
   deleteMicroservice as deleteMicroserviceRow,
@@ -112,32 +113,37 @@ export async function updateMicroservice(uuid: string, patch: PatchMicroserviceB
       "Field 'name' cannot be changed: services address the microservice as <application>/<name>",
     );
   }
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const row = await requireMicroservice(uuid);
-    const moving = patch.agentName !== undefined || patch.iofogUuid !== undefined;
-    const agentUuid = moving ? await resolveAgentUuid(patch.agentName, patch.iofogUuid) : row.agentUuid;
-    const next: MicroserviceRow = {
-      ...row,
-      agentUuid,
-      hostNetworkMode: patch.hostNetworkMode ?? row.hostNetworkMode,
-      updatedAt: new Date().toISOString(),
-    };
-    if (!(await replaceMicroservice(next, row))) continue;
-    if (next.agentUuid !== row.agentUuid) {
-      await raiseChangeFlag(row.agentUuid, 'microserviceList');
-      await raiseChangeFlag(next.agentUuid, 'microserviceList');
-    } else if (next.hostNetworkMode !== row.hostNetworkMode) {
-      await raiseChangeFlag(row.agentUuid, 'microserviceConfig');
-    }
-    if (next.agentUuid !== row.agentUuid || next.hostNetworkMode !== row.hostNetworkMode) {
-      const affected = (await listServicesBySite(row.agentUuid)).filter(
-        (service) => service.type === 'microservice' && service.resource === uuid,
-      );
-      await requeueServices(affected, `microservice-${next.version ?? row.version + 1}`);
-    }
-    return;
-  }
-  throw new ContentionError(`Microservice ${uuid} is being changed concurrently; retry the request`);
+  await retryOnConflict(
+    async () => {
+      const row = await requireMicroservice(uuid);
+      const moving = patch.agentName !== undefined || patch.iofogUuid !== undefined;
+      const agentUuid = moving ? await resolveAgentUuid(patch.agentName, patch.iofogUuid) : row.agentUuid;
+      const next: MicroserviceRow = {
+        ...row,
+        agentUuid,
+        hostNetworkMode: patch.hostNetworkMode ?? row.hostNetworkMode,
+        updatedAt: new Date().toISOString(),
+      };
+      if (!(await replaceMicroservice(next, row))) return CONFLICT;
+      if (next.agentUuid !== row.agentUuid) {
+        await raiseChangeFlag(row.agentUuid, 'microserviceList');
+        await raiseChangeFlag(next.agentUuid, 'microserviceList');
+      } else if (next.hostNetworkMode !== row.hostNetworkMode) {
+        await raiseChangeFlag(row.agentUuid, 'microserviceConfig');
+      }
+      if (next.agentUuid !== row.agentUuid || next.hostNetworkMode !== row.hostNetworkMode) {
+        const affected = (await listServicesBySite(row.agentUuid)).filter(
+          (service) => service.type === 'microservice' && service.resource === uuid,
+        );
+        await requeueServices(affected, `microservice-${next.version ?? row.version + 1}`);
+      }
+    },
+    {
+      times: 5,
+      exhausted: () =>
+        new ContentionError(`Microservice ${uuid} is being changed concurrently; retry the request`),
+    },
+  );
 }
 
 export async function deleteMicroservice(uuid: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { config } from '../context.js';
-import { DEFAULT_BRIDGE, type ServiceSpec } from '../domain/service.js';
+import { DEFAULT_ROUTER } from '../domain/placement.js';
+import type { ServiceSpec } from '../domain/service.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import { type AgentRow, getAgentRow, getAgentUuidByName } from '../store/agents.js';
 import { getApplication, getMicroservice, getMicroserviceUuidByName } from '../store/applications.js';
@@ -41,9 +42,9 @@ export async function resolveServiceResource(
   }
 
   if (spec.type === 'k8s' || spec.type === 'external') {
-    if (spec.defaultBridge !== DEFAULT_BRIDGE) {
+    if (spec.defaultBridge !== DEFAULT_ROUTER) {
       throw new ValidationError(
-        `Field '${bridgeField}' must be ${DEFAULT_BRIDGE} for type ${spec.type}, got ${JSON.stringify(spec.defaultBridge)}`,
+        `Field '${bridgeField}' must be ${DEFAULT_ROUTER} for type ${spec.type}, got ${JSON.stringify(spec.defaultBridge)}`,
       );
     }
     if (!HOST.test(spec.resource) && !IPV6.test(spec.resource)) {
@@ -52,7 +53,7 @@ export async function resolveServiceResource(
       );
     }
     await requireDefaultRouter(spec.name);
-    return { resource: spec.resource, siteKey: DEFAULT_BRIDGE };
+    return { resource: spec.resource, siteKey: DEFAULT_ROUTER };
   }
 
   let agent: AgentRow | undefined;
@@ -79,7 +80,7 @@ export async function resolveServiceResource(
       `Field '${field}': ${what} ${JSON.stringify(agent.name)}, whose router mode is none; a TCP bridge service requires a router on the agent`,
     );
   }
-  if (spec.defaultBridge === DEFAULT_BRIDGE) {
+  if (spec.defaultBridge === DEFAULT_ROUTER) {
     await requireDefaultRouter(spec.name);
   } else if (!agent.upstreamRouters.includes(spec.defaultBridge)) {
     throw new ValidationError(

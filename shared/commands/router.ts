@@ -1,19 +1,18 @@
 import { config } from '../context.js';
 import { DEFAULT_ROUTER_PORTS } from '../domain/agent-schema.js';
+import { DEFAULT_ROUTER, hubRouterKey } from '../domain/placement.js';
 import type { RouterConfig } from '../domain/router-config.js';
 import type { PutRouterBody } from '../domain/router-schema.js';
 import type { SkrouterdEntry } from '../domain/skrouterd.js';
 import { NotFoundError } from '../errors.js';
 import { readHubConfigMap } from '../k8s/hub-configmap.js';
-import { enqueueRouterReconciles } from '../queue/publishers.js';
+import { enqueueFogReconciles } from '../queue/publishers.js';
 import { getAgentRow } from '../store/agents.js';
 import {
   type DefaultRouterRow,
   getDefaultRouter,
-  hubRouterKey,
   putDefaultRouter,
   readRouterConfig,
-  STANDALONE_DEFAULT_ROUTER,
 } from '../store/routers.js';
 import { listServiceRows } from '../store/services.js';
 import { requeueServices } from './services.js';
@@ -53,7 +52,7 @@ export async function putDefaultRouterFromBody(body: PutRouterBody): Promise<Def
     updatedAt: new Date().toISOString(),
   };
   await putDefaultRouter(row);
-  if (!existing) await enqueueRouterReconciles([hubRouterKey(row)!]);
+  if (!existing) await enqueueFogReconciles([hubRouterKey(row)!]);
   if (existing?.host !== row.host) await requeueServices(await listServiceRows(), `router-${Date.now()}`);
   return toView(row);
 }
@@ -63,7 +62,7 @@ export async function getHubRouterConfig(): Promise<RouterConfig | SkrouterdEntr
   const key = hubRouterKey(await getDefaultRouter());
   if (!key) throw new NotFoundError('Default router not found: register it with PUT /api/v3/router');
   // On Kubernetes the default router's document is the operator's skrouterd.json (array of pairs).
-  if (key === STANDALONE_DEFAULT_ROUTER && config().controlPlane === 'kubernetes') return readHubConfigMap();
+  if (key === DEFAULT_ROUTER && config().controlPlane === 'kubernetes') return readHubConfigMap();
   return readRouterConfig(key, true);
 }
 

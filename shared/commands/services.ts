@@ -1,10 +1,11 @@
 import { config } from '../context.js';
+import { assignedAddress, portOwner } from '../domain/placement.js';
 import type { ServiceSpec, ServiceView } from '../domain/service.js';
 import { type CreateServiceBody, type PatchServiceBody, toServiceSpec } from '../domain/service-schema.js';
 import { ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import { timeStep } from '../metrics/usage.js';
 import { enqueueServiceReconcile } from '../queue/publishers.js';
-import { portOwner } from '../reconcile/service.js';
+import { CONFLICT, retryOnConflict } from '../retry.js';
 import { claimBridgePort, releaseBridgePort } from '../store/ports.js';
 import { getDefaultRouter } from '../store/routers.js';
 import {
@@ -38,14 +39,13 @@ export async function createService(body: CreateServiceBody, source: Source): Pr
     resolveServiceResource(spec, fieldName(source, 'resource')),
   );
   const now = new Date().toISOString();
-  const remote = config().controlPlane !== 'kubernetes';
+  const { controlPlane } = config();
   const row = await timeStep('api: write service row', () =>
     putNewServiceRow({
       ...spec,
       resource,
-      servicePort: remote ? undefined : spec.servicePort,
+      ...assignedAddress(controlPlane, { ...spec, bridgePort: null, serviceEndpoint: null }, null),
       bridgePort: null,
-      serviceEndpoint: null,
       provisioningStatus: 'pending',
       provisioningError: null,
       generation: 1,
@@ -62,12 +62,11 @@ export async function createService(body: CreateServiceBody, source: Source): Pr
   const bridgePort = await timeStep('api: claim bridge port', () =>
     claimBridgePort(portOwner(row), config().bridgePorts),
   );
-  const hubHost = remote ? ((await getDefaultRouter())?.host ?? null) : null;
+  const hubHost = controlPlane === 'remote' ? ((await getDefaultRouter())?.host ?? null) : null;
   const assigned: ServiceRow = {
     ...row,
     bridgePort,
-    servicePort: remote ? bridgePort : row.servicePort,
-    serviceEndpoint: remote ? hubHost : null,
+    ...assignedAddress(controlPlane, { ...row, bridgePort }, hubHost),
   };
   // A concurrent delete may have won; then the worker sees the tombstone and nothing is half-written.
   const stored = (await replaceServiceRow(assigned, row.generation))
@@ -101,8 +100,7 @@ export function updateServiceFromYaml(name: string, body: CreateServiceBody): Pr
  * `type` and `defaultBridge` are immutable. Retried on a concurrent write by re-reading the row.
  */
 async function updateService(name: string, patch: PatchServiceBody, source: Source): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const row = await requireLiveService(name);
+  await changeService(name, 'update', async (row) => {
     if (patch.type !== undefined && patch.type !== row.type) {
       throw new ValidationError(
         `Field '${fieldName(source, 'type')}' cannot be changed (stored ${JSON.stringify(row.type)}, got ${JSON.stringify(patch.type)}); delete and recreate the service`,
@@ -113,7 +111,6 @@ async function updateService(name: string, patch: PatchServiceBody, source: Sour
         `Field '${fieldName(source, 'defaultBridge')}' cannot be changed (stored ${JSON.stringify(row.defaultBridge)}, got ${JSON.stringify(patch.defaultBridge)}); delete and recreate the service`,
       );
     }
-    const resourceChanged = patch.resource !== undefined;
     const spec: ServiceSpec = {
       name,
       type: row.type,
@@ -125,26 +122,19 @@ async function updateService(name: string, patch: PatchServiceBody, source: Sour
       tags: patch.tags ?? row.tags,
     };
     // The connector site is left for reconcile to move, so it can clear the old site first.
-    const resource = resourceChanged
-      ? (await resolveServiceResource(spec, fieldName(source, 'resource'))).resource
-      : row.resource;
-    const remote = config().controlPlane !== 'kubernetes';
-    const next: ServiceRow = {
-      ...row,
+    const resource =
+      patch.resource !== undefined
+        ? (await resolveServiceResource(spec, fieldName(source, 'resource'))).resource
+        : row.resource;
+    return {
       ...spec,
       resource,
-      servicePort: remote ? (row.bridgePort ?? undefined) : spec.servicePort,
-      generation: row.generation + 1,
+      servicePort: assignedAddress(config().controlPlane, { ...row, ...spec }, row.serviceEndpoint)
+        .servicePort,
       provisioningStatus: 'pending',
       provisioningError: null,
-      updatedAt: new Date().toISOString(),
     };
-    if (await replaceServiceRow(next, row.generation)) {
-      await enqueueServiceReconcile({ name, generation: next.generation }, 'update', next.createdAt);
-      return;
-    }
-  }
-  throw new ContentionError(`Service ${name} is being changed concurrently; retry the request`);
+  });
 }
 
 /**
@@ -153,65 +143,64 @@ async function updateService(name: string, patch: PatchServiceBody, source: Sour
  * is free as soon as the call returns.
  */
 export async function deleteService(name: string): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const row = await requireLiveService(name);
-    const next: ServiceRow = {
-      ...row,
-      deleted: true,
-      generation: row.generation + 1,
-      updatedAt: new Date().toISOString(),
-    };
-    if (await replaceServiceRow(next, row.generation)) {
-      if (row.bridgePort !== null)
-        await releaseBridgePort(row.bridgePort, portOwner(row), config().bridgePorts);
-      await enqueueServiceReconcile({ name, generation: next.generation }, 'delete', next.createdAt);
-      return;
-    }
-  }
-  throw new ContentionError(`Service ${name} is being changed concurrently; retry the request`);
+  const row = await changeService(name, 'delete', () => ({ deleted: true }));
+  if (row.bridgePort !== null) await releaseBridgePort(row.bridgePort, portOwner(row), config().bridgePorts);
 }
 
 /** Asks for a fresh reconcile (the retry path for a failed service). */
 export async function requestServiceReconcile(name: string): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const row = await requireLiveService(name);
-    const next: ServiceRow = {
-      ...row,
-      generation: row.generation + 1,
-      provisioningStatus: 'pending',
-      provisioningError: null,
-      updatedAt: new Date().toISOString(),
-    };
-    if (await replaceServiceRow(next, row.generation)) {
-      await enqueueServiceReconcile({ name, generation: next.generation }, 'reconcile', next.createdAt);
-      return;
-    }
+  await changeService(name, 'reconcile', () => ({ provisioningStatus: 'pending', provisioningError: null }));
+}
+
+/** Bumps the generation of services whose backend changed elsewhere (a moved microservice, a router change). */
+export async function requeueServices(rows: ServiceRow[], cause: string): Promise<void> {
+  for (const stale of rows) {
+    await changeService(stale.name, cause, () => ({ provisioningStatus: 'pending' }), {
+      first: stale,
+      gone: 'skip',
+    });
   }
-  throw new ContentionError(`Service ${name} is being changed concurrently; retry the request`);
+}
+
+/**
+ * A change to a live service: `change` decides the new fields from the row as it is, the generation
+ * grows by one, the write is conditioned on the generation read, and the reconcile is asked for. A
+ * concurrent write makes it read and decide again. Returns the row as it was before the change.
+ */
+async function changeService(
+  name: string,
+  cause: string,
+  change: (row: ServiceRow) => Partial<ServiceRow> | Promise<Partial<ServiceRow>>,
+  options: { first?: ServiceRow; gone?: 'throw' | 'skip' } = {},
+): Promise<ServiceRow> {
+  const result = await retryOnConflict(
+    async (attempt) => {
+      const row = attempt === 0 && options.first ? options.first : await getServiceRow(name);
+      if (!row || row.deleted) {
+        if (options.gone === 'skip') return undefined;
+        throw new NotFoundError(`Service with name ${name} not found`);
+      }
+      const next: ServiceRow = {
+        ...row,
+        ...(await change(row)),
+        generation: row.generation + 1,
+        updatedAt: new Date().toISOString(),
+      };
+      if (!(await replaceServiceRow(next, row.generation))) return CONFLICT;
+      await enqueueServiceReconcile({ name, generation: next.generation }, cause, next.createdAt);
+      return row;
+    },
+    {
+      times: 5,
+      exhausted: () =>
+        new ContentionError(`Service ${name} is being changed concurrently; retry the request`),
+    },
+  );
+  return result!;
 }
 
 async function requireLiveService(name: string): Promise<ServiceRow> {
   const row = await getServiceRow(name);
   if (!row || row.deleted) throw new NotFoundError(`Service with name ${name} not found`);
   return row;
-}
-
-/** Bumps the generation of services whose backend changed elsewhere (a moved microservice, a router change). */
-export async function requeueServices(rows: ServiceRow[], cause: string): Promise<void> {
-  for (const stale of rows) {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const row = attempt === 0 ? stale : await getServiceRow(stale.name);
-      if (!row || row.deleted) break;
-      const next: ServiceRow = {
-        ...row,
-        generation: row.generation + 1,
-        provisioningStatus: 'pending',
-        updatedAt: new Date().toISOString(),
-      };
-      if (await replaceServiceRow(next, row.generation)) {
-        await enqueueServiceReconcile({ name: row.name, generation: next.generation }, cause, next.createdAt);
-        break;
-      }
-    }
-  }
 }

@@ -1,8 +1,8 @@
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
+import { DEFAULT_ROUTER } from './placement.js';
 import {
-  DEFAULT_BRIDGE,
   DNS_LABEL,
   DNS_LABEL_MAX,
   K8S_SERVICE_TYPES,
@@ -204,7 +204,7 @@ export function toServiceSpec(body: CreateServiceBody): ServiceSpec {
     targetPort: body.targetPort,
     servicePort: body.servicePort,
     k8sType: body.k8sType,
-    defaultBridge: body.defaultBridge ?? DEFAULT_BRIDGE,
+    defaultBridge: body.defaultBridge ?? DEFAULT_ROUTER,
     tags: body.tags ?? [],
   };
 }

@@ -8,8 +8,6 @@ export type K8sServiceType = (typeof K8S_SERVICE_TYPES)[number];
 export const PROVISIONING_STATUSES = ['pending', 'ready', 'failed'] as const;
 export type ProvisioningStatus = (typeof PROVISIONING_STATUSES)[number];
 
-export const DEFAULT_BRIDGE = 'default-router';
-
 /** Names the seed reserves for the control plane's own objects. */
 export const RESERVED_SERVICE_NAMES = [
   'controller',

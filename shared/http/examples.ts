@@ -1,3 +1,5 @@
+import { DEFAULT_ROUTER } from '../domain/placement.js';
+
 /**
  * One example body per request the API takes, as a client would send it (the seed's checkout service,
  * its agent and microservice). The OpenAPI document shows them, and a unit test feeds each through the
@@ -9,7 +11,7 @@ export const examples = {
     type: 'microservice',
     resource: 'orders/checkout',
     targetPort: 8080,
-    defaultBridge: 'default-router',
+    defaultBridge: DEFAULT_ROUTER,
     tags: ['checkout'],
   },
   servicePatch: { tags: ['checkout', 'shop'], targetPort: 8081 },
@@ -23,7 +25,7 @@ spec:
   type: microservice
   resource: orders/checkout
   targetPort: 8080
-  defaultBridge: default-router
+  defaultBridge: ${DEFAULT_ROUTER}
 `,
   agent: { name: 'fog-a', host: '10.0.0.5', tags: ['service.iofog.org/tag: checkout'] },
   agentPatch: { tags: ['service.iofog.org/tag: checkout', 'service.iofog.org/tag: shop'] },

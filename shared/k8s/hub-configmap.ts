@@ -6,9 +6,9 @@ import {
   type SkrouterdEntry,
   skrouterdAsRouterConfig,
 } from '../domain/skrouterd.js';
-import { ContentionError, NotFoundError, ReconcileError } from '../errors.js';
-import { faultPoint } from '../faults.js';
+import { NotFoundError, ReconcileError } from '../errors.js';
 import { coreApi, statusOf } from './client.js';
+import { editConfigMap } from './configmaps.js';
 
 export const HUB_CONFIGMAP = 'iofog-router';
 export const HUB_CONFIG_KEY = 'skrouterd.json';
@@ -27,21 +27,8 @@ export interface HubWriteResult {
  * operator: a missing one fails the reconcile, it is never created here.
  */
 export async function applyHubConfigMap(desired: DesiredBridges): Promise<HubWriteResult> {
-  const api = await coreApi();
   const namespace = config().controllerNamespace;
-  for (let attempt = 0; attempt < 10; attempt++) {
-    let configMap: Awaited<ReturnType<typeof api.readNamespacedConfigMap>>;
-    try {
-      faultPoint('k8s:read-configmap');
-      configMap = await api.readNamespacedConfigMap({ name: HUB_CONFIGMAP, namespace });
-    } catch (error) {
-      if (statusOf(error) === 404) {
-        throw new ReconcileError(
-          `ConfigMap ${HUB_CONFIGMAP} not found in namespace ${namespace}: the operator creates it; install or repair the control plane`,
-        );
-      }
-      throw error;
-    }
+  const { written, value: entries } = await editConfigMap(HUB_CONFIGMAP, (configMap) => {
     const text = configMap.data?.[HUB_CONFIG_KEY];
     if (text === undefined) {
       throw new ReconcileError(
@@ -55,27 +42,10 @@ export async function applyHubConfigMap(desired: DesiredBridges): Promise<HubWri
       throw new ReconcileError(`ConfigMap ${HUB_CONFIGMAP}: ${(error as Error).message}`);
     }
     const next = applyDesiredToSkrouterd(current, desired);
-    if (JSON.stringify(next) === JSON.stringify(current)) {
-      return { written: false, entries: current, view: skrouterdAsRouterConfig(current) };
-    }
-    try {
-      faultPoint('k8s:replace-configmap');
-      await api.replaceNamespacedConfigMap({
-        name: HUB_CONFIGMAP,
-        namespace,
-        body: {
-          ...configMap,
-          // resourceVersion from the read is the precondition: a concurrent writer makes this a 409.
-          metadata: { ...configMap.metadata, resourceVersion: configMap.metadata?.resourceVersion },
-          data: { ...configMap.data, [HUB_CONFIG_KEY]: JSON.stringify(next, null, 2) },
-        },
-      });
-      return { written: true, entries: next, view: skrouterdAsRouterConfig(next) };
-    } catch (error) {
-      if (statusOf(error) !== 409) throw error;
-    }
-  }
-  throw new ContentionError(`ConfigMap ${HUB_CONFIGMAP} kept changing under reconcile; will retry`);
+    if (JSON.stringify(next) === JSON.stringify(current)) return { data: undefined, value: current };
+    return { data: { ...configMap.data, [HUB_CONFIG_KEY]: JSON.stringify(next, null, 2) }, value: next };
+  });
+  return { written, entries, view: skrouterdAsRouterConfig(entries) };
 }
 
 /** The hub document as it stands in the operator's ConfigMap (the array of pairs). */

@@ -13,9 +13,9 @@ export type ServiceReconcileMessage = z.output<typeof serviceReconcileMessage>;
  * when set, names a service whose entries the worker re-checks against its row after writing, so
  * an index that lags the table cannot make a reconcile look done.
  */
-export const routerReconcileMessage = z.object({
+export const fogReconcileMessage = z.object({
   routerKey: z.string().min(1),
   seq: z.number().int().nonnegative(),
   service: z.string().optional(),
 });
-export type RouterReconcileMessage = z.output<typeof routerReconcileMessage>;
+export type FogReconcileMessage = z.output<typeof fogReconcileMessage>;

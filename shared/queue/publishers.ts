@@ -3,7 +3,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../context.js';
 import { documentClient, keys, tableName } from '../store/client.js';
 import { sqsClient } from './client.js';
-import type { RouterReconcileMessage, ServiceReconcileMessage } from './messages.js';
+import type { FogReconcileMessage, ServiceReconcileMessage } from './messages.js';
 
 function queueUrl(name: 'SERVICE_QUEUE_URL' | 'FOG_QUEUE_URL'): string {
   const url = name === 'SERVICE_QUEUE_URL' ? config().serviceQueueUrl : config().fogQueueUrl;
@@ -39,8 +39,8 @@ export async function enqueueServiceReconcile(
  * counter, so a worker that already computed past a number skips it: a burst of fan-outs to one agent
  * costs one computation, and no request is ever deduplicated away before it was covered.
  */
-export async function enqueueRouterReconciles(routerKeys: Iterable<string>, service?: string): Promise<void> {
-  const messages: RouterReconcileMessage[] = await Promise.all(
+export async function enqueueFogReconciles(routerKeys: Iterable<string>, service?: string): Promise<void> {
+  const messages: FogReconcileMessage[] = await Promise.all(
     [...new Set(routerKeys)].map(async (routerKey) => ({
       routerKey,
       seq: await nextRouterRequest(routerKey),

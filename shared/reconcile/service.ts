@@ -1,17 +1,22 @@
 import { config } from '../context.js';
 import { DISTRIBUTION_ALL, serviceDistributionTokens } from '../domain/distribution.js';
 import { buildKubernetesService } from '../domain/kubernetes-service.js';
-import { canonicalJson } from '../domain/router-config.js';
 import {
-  buildTcpConnector,
-  buildTcpListener,
-  connectorName,
-  connectorOnDefaultRouter,
-  listenerName,
-} from '../domain/router-objects.js';
-import { DEFAULT_BRIDGE } from '../domain/service.js';
+  assignedAddress,
+  DEFAULT_ROUTER,
+  entriesFor,
+  hubRouterKey,
+  type PlacedMicroservice,
+  portOwner,
+  type RouterView,
+  serviceHubKey,
+  serviceSiteKey,
+  siteKeyFor,
+} from '../domain/placement.js';
+import { canonicalJson, type RouterConfig } from '../domain/router-config.js';
+import { connectorName, listenerName } from '../domain/router-objects.js';
 import { ReconcileError } from '../errors.js';
-import { faultPoint } from '../faults.js';
+import { type FaultPoint, faultPoint } from '../faults.js';
 import {
   applyKubernetesService,
   awaitLoadBalancerIngress,
@@ -20,16 +25,11 @@ import {
 import { logger } from '../log/logger.js';
 import { timeStep } from '../metrics/usage.js';
 import type { ServiceReconcileMessage } from '../queue/messages.js';
-import { enqueueRouterReconciles } from '../queue/publishers.js';
-import { getAgentRow, listAgentUuidsByToken } from '../store/agents.js';
+import { enqueueFogReconciles } from '../queue/publishers.js';
+import { type AgentRow, getAgentRow, listAgentUuidsByToken } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
 import { claimBridgePort } from '../store/ports.js';
-import {
-  getDefaultRouter,
-  getRouterConfig,
-  hubRouterKey,
-  STANDALONE_DEFAULT_ROUTER,
-} from '../store/routers.js';
+import { type DefaultRouterRow, getDefaultRouter, getRouterConfig } from '../store/routers.js';
 import {
   getServiceRow,
   recordServiceStatus,
@@ -40,8 +40,21 @@ import {
 } from '../store/services.js';
 import { reconcileRouter } from './router.js';
 
-/** The owner id of a service's bridge-port claim: one per incarnation of the name. */
-export const portOwner = (row: Pick<ServiceRow, 'name' | 'incarnation'>) => `${row.name}#${row.incarnation}`;
+/** What one reconcile works from: the row, the default router and where the row was applied before. */
+interface Work {
+  row: ServiceRow;
+  defaultRouter: DefaultRouterRow | undefined;
+  hubKey: string | undefined;
+  /** The connector site the row was last applied to (a moved connector leaves it). */
+  previousSite: string | null;
+}
+
+/** The backend as resolved now: the connector's site, and the agent and microservice behind it. */
+interface Backend {
+  siteKey: string | null;
+  agent?: AgentRow;
+  microservice?: PlacedMicroservice;
+}
 
 /**
  * Converges one service, level-triggered: the message only names it. Reads the row, derives what the
@@ -51,98 +64,245 @@ export const portOwner = (row: Pick<ServiceRow, 'name' | 'incarnation'>) => `${r
  */
 export async function reconcileService(message: ServiceReconcileMessage): Promise<void> {
   faultPoint('service:start', message.name);
-  let row = await getServiceRow(message.name);
+  const row = await getServiceRow(message.name);
   if (!row) return;
   if (message.generation <= row.observedGeneration && row.observedGeneration >= row.generation) return;
-
   const defaultRouter = await getDefaultRouter();
-  const hubKey = row.defaultBridge === DEFAULT_BRIDGE ? hubRouterKey(defaultRouter) : row.defaultBridge;
+  const work: Work = {
+    row,
+    defaultRouter,
+    hubKey: serviceHubKey(row, hubRouterKey(defaultRouter)),
+    previousSite: row.appliedRouters.includes(row.siteKey ?? '') ? row.siteKey : null,
+  };
+  if (row.deleted) await removeService(work);
+  else await applyService(work);
+}
 
-  const previousSite = row.appliedRouters.includes(row.siteKey ?? '') ? row.siteKey : null;
-  let failure: string | undefined;
-  if (!row.deleted) {
-    const derived = await timeStep('service: derive assigned fields', () =>
-      deriveAssignedFields(row!, defaultRouter?.host ?? null),
-    );
-    failure = derived.failure;
-    row = derived.row;
+/** Derive, hub, Kubernetes Service, fan-out, status. */
+async function applyService(work: Work): Promise<void> {
+  const derived = await step(work, 'derive assigned fields', () => deriveAssignedFields(work));
+  const tokens = await step(work, 'token index', () => syncServiceTokens(work.row));
+  // The hub is written even when the backend is gone: its listener stays, and a user-facing failure
+  // of the backend comes first.
+  const hubFailure = await step(work, 'hub lock + hub write', () => convergeHub(work, derived.backend), {
+    after: 'service:after-hub-write',
+  });
+  let failure = derived.failure ?? hubFailure;
+  if (needsKubernetesService(work.row) && !failure) {
+    failure = await step(work, 'Kubernetes Service', () => convergeKubernetesService(work));
   }
+  const desiredRouters = await step(work, 'fan-out', () => fanOut(work, tokens), {
+    after: 'service:after-fan-out',
+  });
+  await step(work, 'status', () => recordOutcome(work, desiredRouters, tokens, failure), {
+    before: 'service:before-status-write',
+  });
+}
 
-  // Token index first, so fog reconciles triggered below find the service by its tokens.
+/** Token index, hub, Kubernetes Service, fan-out, and the row goes once every router is clean. */
+async function removeService(work: Work): Promise<void> {
+  await step(work, 'token index', () => syncServiceTokens(work.row));
+  await step(work, 'hub lock + hub write', () => convergeHub(work, { siteKey: null }), {
+    after: 'service:after-hub-write',
+  });
+  if (needsKubernetesService(work.row)) {
+    await step(work, 'Kubernetes Service', () => deleteKubernetesService(work.row.name));
+  }
+  await step(work, 'fan-out', () => fanOut(work, []), { after: 'service:after-fan-out' });
+  await step(work, 'status', () => removeServiceTombstone(work.row.name, work.row.generation), {
+    before: 'service:before-status-write',
+  });
+}
+
+/** One named step: timed when metering, between the fault points the fault tests arm. */
+async function step<T>(
+  work: Work,
+  name: string,
+  run: () => Promise<T>,
+  faults: { before?: FaultPoint; after?: FaultPoint } = {},
+): Promise<T> {
+  if (faults.before) faultPoint(faults.before, work.row.name);
+  const result = await timeStep(`service: ${name}`, run);
+  if (faults.after) faultPoint(faults.after, work.row.name);
+  return result;
+}
+
+/**
+ * Fills what the controller assigns: the bridge port (if the create was interrupted before it), the
+ * connector site, and on a remote control plane servicePort and serviceEndpoint.
+ */
+async function deriveAssignedFields(work: Work): Promise<{ backend: Backend; failure?: string }> {
+  const { row } = work;
+  const bridgePort = row.bridgePort ?? (await claimBridgePort(portOwner(row), config().bridgePorts));
+  let backend: Backend = { siteKey: null };
+  let failure: string | undefined;
+  try {
+    backend = await resolveBackend(row);
+  } catch (error) {
+    if (!(error instanceof ReconcileError)) throw error;
+    failure = error.message;
+  }
+  const address = assignedAddress(
+    config().controlPlane,
+    { ...row, bridgePort },
+    work.defaultRouter?.host ?? null,
+  );
+  const next: ServiceRow = { ...row, bridgePort, siteKey: backend.siteKey, ...address };
+  const changed =
+    next.bridgePort !== row.bridgePort ||
+    next.siteKey !== row.siteKey ||
+    next.servicePort !== row.servicePort ||
+    next.serviceEndpoint !== row.serviceEndpoint;
+  if (changed && !(await replaceServiceRow(next, row.generation))) {
+    throw new ReconcileError(`Service ${row.name} changed during reconcile; retrying`);
+  }
+  work.row = next;
+  return { backend, failure };
+}
+
+/** The router that must hold the service's connector, from the backend as it is now. */
+async function resolveBackend(row: ServiceRow): Promise<Backend> {
+  if (row.type === 'k8s' || row.type === 'external') return { siteKey: siteKeyFor(row.type, undefined) };
+  let agentUuid = row.resource;
+  let microservice: PlacedMicroservice | undefined;
+  if (row.type === 'microservice') {
+    microservice = await getMicroservice(row.resource);
+    if (!microservice)
+      throw new ReconcileError(`Microservice ${row.resource} of service ${row.name} no longer exists`);
+    agentUuid = microservice.agentUuid;
+  }
+  const agent = await getAgentRow(agentUuid);
+  if (!agent) throw new ReconcileError(`Agent ${agentUuid} backing service ${row.name} no longer exists`);
+  if (agent.routerMode === 'none') {
+    throw new ReconcileError(
+      `Agent ${agent.name} backing service ${row.name} has router mode none; a TCP bridge service requires a router on the agent`,
+    );
+  }
+  return { siteKey: siteKeyFor(row.type, agent.uuid), agent, microservice };
+}
+
+/** Token index first, so the fog reconciles the fan-out triggers find the service by its tokens. */
+async function syncServiceTokens(row: ServiceRow): Promise<string[]> {
   const tokens = row.deleted ? [] : serviceDistributionTokens(row.tags);
-  // Agents that old ∪ new tags select (the tombstone keeps its tags), plus wherever it was applied.
-  const everSelected = [...new Set([...serviceDistributionTokens(row.tags), ...row.appliedTokens])];
-  const appliedTokens = row.appliedTokens;
   await setServiceTokens(
     row.name,
-    tokens.filter((token) => !appliedTokens.includes(token)),
-    appliedTokens.filter((token) => !tokens.includes(token)),
+    tokens.filter((token) => !row.appliedTokens.includes(token)),
+    row.appliedTokens.filter((token) => !tokens.includes(token)),
   );
+  return tokens;
+}
 
-  if (hubKey) {
-    // A lock holder applies every pending hub change at once: if the hub already reflects this
-    // service, there is nothing to write and no reason to queue for the lock.
-    const document = await currentHubDocument(hubKey);
-    const reflected = document !== undefined && hubMismatch(row, document) === undefined;
-    let hub: Awaited<ReturnType<typeof reconcileRouter>> | undefined;
-    try {
-      hub = reflected
-        ? undefined
-        : await timeStep('service: hub lock + hub write', () => reconcileRouter(hubKey, defaultRouter));
-    } catch (error) {
-      // A hub that cannot be written as things stand (the operator's ConfigMap missing or malformed)
-      // fails the service with the reason; anything else is retried.
-      if (!(error instanceof ReconcileError) || row.deleted) throw error;
-      failure ??= error.message;
-    }
-    if (hub?.managed) {
-      const mismatch = hubMismatch(row, hub.config);
-      if (mismatch) throw new ReconcileError(`${mismatch} (index lag); retrying`);
-    } else if (hub && !row.deleted) {
-      failure ??= `Hub router ${row.defaultBridge} has no router config (agent missing or router mode none)`;
-    }
-  } else if (!row.deleted) {
-    failure ??= 'No default router is registered: create the first agent or PUT /api/v3/router';
+/**
+ * Writes the hub (unless it already reflects this service: a lock holder applies every pending hub change
+ * at once) and checks this service's own entries there. Returns the failure a user must fix; a hub that
+ * does not hold the entries yet (an index that lags) is retried.
+ */
+async function convergeHub(work: Work, backend: Backend): Promise<string | undefined> {
+  const { row, hubKey } = work;
+  if (!hubKey) {
+    return row.deleted
+      ? undefined
+      : 'No default router is registered: create the first agent or PUT /api/v3/router';
   }
-
-  faultPoint('service:after-hub-write', row.name);
-
-  if (needsKubernetesService(row)) {
-    if (row.deleted) await deleteKubernetesService(row.name);
-    else if (!failure) {
-      const current = row;
-      const outcome = await timeStep('service: Kubernetes Service', () => convergeKubernetesService(current));
-      failure = outcome.failure;
-      row = outcome.row;
-    }
+  const hub: RouterView = {
+    key: hubKey,
+    hubKey: hubRouterKey(work.defaultRouter),
+    agent: backend.agent?.uuid === hubKey ? backend.agent : undefined,
+    tagPrefix: config().serviceAnnotationTag,
+  };
+  const document = await currentHubDocument(hubKey);
+  if (document && !hubMismatch(hub, row, document, backend.microservice)) return undefined;
+  let written: Awaited<ReturnType<typeof reconcileRouter>>;
+  try {
+    written = await reconcileRouter(hubKey, work.defaultRouter);
+  } catch (error) {
+    // A hub that cannot be written as things stand (the operator's ConfigMap missing or malformed) fails
+    // the service with the reason; anything else is retried.
+    if (!(error instanceof ReconcileError) || row.deleted) throw error;
+    return error.message;
   }
+  if (!written.managed) {
+    return row.deleted
+      ? undefined
+      : `Hub router ${row.defaultBridge} has no router config (agent missing or router mode none)`;
+  }
+  const mismatch = hubMismatch(hub, row, written.config, backend.microservice);
+  if (mismatch) throw new ReconcileError(`${mismatch} (index lag); retrying`);
+  return undefined;
+}
 
-  // Routers that hold (or must hold) something of this service: its connector site and the agents
-  // its tokens select now (desired), and everything old ∪ new tags select or it was applied to (fan-out).
-  const site = row.siteKey === DEFAULT_BRIDGE ? hubRouterKey(defaultRouter) : row.siteKey;
+/**
+ * What is wrong with this service's entries in a hub document, or undefined when it holds exactly what
+ * placement says (once deleted, none of them).
+ */
+function hubMismatch(
+  hub: RouterView,
+  row: ServiceRow,
+  document: RouterConfig | undefined,
+  microservice: PlacedMicroservice | undefined,
+): string | undefined {
+  const expected = entriesFor(hub, row, microservice);
+  const held = {
+    listener: document?.bridges?.tcpListeners?.[listenerName(row.name)],
+    connector: document?.bridges?.tcpConnectors?.[connectorName(row.name)],
+  };
+  for (const [kind, name] of [
+    ['listener', listenerName(row.name)],
+    ['connector', connectorName(row.name)],
+  ] as const) {
+    if (canonicalJson(held[kind]) === canonicalJson(expected[kind])) continue;
+    return expected[kind] ? `Hub does not hold ${name} as desired yet` : `Hub still lists ${name}`;
+  }
+  return undefined;
+}
+
+/** The hub document as it stands, when it can be read cheaply (Kubernetes hubs are written under the lock). */
+async function currentHubDocument(hubKey: string): Promise<RouterConfig | undefined> {
+  if (hubKey === DEFAULT_ROUTER && config().controlPlane === 'kubernetes') return undefined;
+  return (await getRouterConfig(hubKey))?.config;
+}
+
+/**
+ * Asks every router that holds (or must hold) something of this service to converge: its connector site
+ * and the agents old ∪ new tags select, plus wherever it was applied. A connector that moved (resource
+ * changed, microservice moved) leaves its old site first, inline. Returns the routers that hold it now.
+ */
+async function fanOut(work: Work, tokens: string[]): Promise<string[]> {
+  const { row, hubKey, previousSite } = work;
+  const site = serviceSiteKey(row, hubRouterKey(work.defaultRouter));
+  // The tombstone keeps its tags, so old ∪ new covers the agents a deleted service was on.
+  const everSelected = [...new Set([...serviceDistributionTokens(row.tags), ...row.appliedTokens])];
   const agentsByToken = await agentsSelectingTokens([DISTRIBUTION_ALL, ...everSelected]);
   const routersFor = (selecting: string[]) => [
     ...new Set([
       ...(site ? [site] : []),
-      ...[DISTRIBUTION_ALL, ...selecting].flatMap((t) => agentsByToken.get(t) ?? []),
+      ...[DISTRIBUTION_ALL, ...selecting].flatMap((token) => agentsByToken.get(token) ?? []),
     ]),
   ];
-  const desiredRouters = row.deleted ? [] : routersFor(tokens);
-  // A connector that moved (resource changed, microservice moved) leaves its old site first, inline;
-  // then every router the service touches now or touched before is asked to converge.
   const siteMoved = !!previousSite && previousSite !== row.siteKey && previousSite !== hubKey;
-  if (siteMoved) await reconcileRouter(previousSite, defaultRouter);
-  const fanOut = new Set([...routersFor(everSelected), ...row.appliedRouters]);
-  if (hubKey) fanOut.delete(hubKey);
-  if (siteMoved) fanOut.delete(previousSite);
-  await timeStep('service: fan-out', () => enqueueRouterReconciles(fanOut, row!.name));
-  faultPoint('service:after-fan-out', row.name);
+  if (siteMoved) await reconcileRouter(previousSite, work.defaultRouter);
+  const routers = new Set([...routersFor(everSelected), ...row.appliedRouters]);
+  if (hubKey) routers.delete(hubKey);
+  if (siteMoved) routers.delete(previousSite);
+  await enqueueFogReconciles(routers, row.name);
+  return row.deleted ? [] : routersFor(tokens);
+}
 
-  faultPoint('service:before-status-write', row.name);
-  if (row.deleted) {
-    await removeServiceTombstone(row.name, row.generation);
-    return;
-  }
+/** The agents whose distribution tokens include each of `tokens` (token index; rows decide later). */
+async function agentsSelectingTokens(tokens: string[]): Promise<Map<string, string[]>> {
+  const unique = [...new Set(tokens)];
+  const lists = await Promise.all(unique.map((token) => listAgentUuidsByToken(token)));
+  return new Map(unique.map((token, index) => [token, lists[index]!]));
+}
+
+/** Records the outcome at the generation this reconcile worked from (a newer change converges itself). */
+async function recordOutcome(
+  work: Work,
+  desiredRouters: string[],
+  tokens: string[],
+  failure: string | undefined,
+): Promise<void> {
+  const { row, hubKey } = work;
   const applied: ServiceRow = {
     ...row,
     provisioningStatus: failure ? 'failed' : 'ready',
@@ -155,110 +315,6 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   if (!(await replaceServiceRow(applied, row.generation))) {
     logger.debug('service changed during reconcile; the newer message converges it', { service: row.name });
   }
-}
-
-/**
- * Fills what the controller assigns: the bridge port (if the create was interrupted before it),
- * the connector site, and on a remote control plane servicePort and serviceEndpoint.
- */
-async function deriveAssignedFields(
-  row: ServiceRow,
-  hubHost: string | null,
-): Promise<{ row: ServiceRow; failure?: string }> {
-  let failure: string | undefined;
-  const bridgePort = row.bridgePort ?? (await claimBridgePort(portOwner(row), config().bridgePorts));
-  let siteKey: string | null = null;
-  try {
-    siteKey = await resolveSiteKey(row);
-  } catch (error) {
-    if (!(error instanceof ReconcileError)) throw error;
-    failure = error.message;
-  }
-  const remote = config().controlPlane !== 'kubernetes';
-  const next: ServiceRow = {
-    ...row,
-    bridgePort,
-    siteKey,
-    servicePort: remote ? bridgePort : row.servicePort,
-    serviceEndpoint: remote ? hubHost : row.serviceEndpoint,
-  };
-  const changed =
-    next.bridgePort !== row.bridgePort ||
-    next.siteKey !== row.siteKey ||
-    next.servicePort !== row.servicePort ||
-    next.serviceEndpoint !== row.serviceEndpoint;
-  if (changed && !(await replaceServiceRow(next, row.generation))) {
-    throw new ReconcileError(`Service ${row.name} changed during reconcile; retrying`);
-  }
-  return { row: next, failure };
-}
-
-/** The router that must hold the service's connector, from the backend as it is now. */
-export async function resolveSiteKey(row: Pick<ServiceRow, 'type' | 'resource' | 'name'>): Promise<string> {
-  if (connectorOnDefaultRouter(row.type)) return DEFAULT_BRIDGE;
-  let agentUuid = row.resource;
-  if (row.type === 'microservice') {
-    const microservice = await getMicroservice(row.resource);
-    if (!microservice)
-      throw new ReconcileError(`Microservice ${row.resource} of service ${row.name} no longer exists`);
-    agentUuid = microservice.agentUuid;
-  }
-  const agent = await getAgentRow(agentUuid);
-  if (!agent) throw new ReconcileError(`Agent ${agentUuid} backing service ${row.name} no longer exists`);
-  if (agent.routerMode === 'none') {
-    throw new ReconcileError(
-      `Agent ${agent.name} backing service ${row.name} has router mode none; a TCP bridge service requires a router on the agent`,
-    );
-  }
-  return agent.uuid;
-}
-
-/** The agents whose distribution tokens include each of `tokens` (token index; rows decide later). */
-async function agentsSelectingTokens(tokens: string[]): Promise<Map<string, string[]>> {
-  const unique = [...new Set(tokens)];
-  const lists = await Promise.all(unique.map((token) => listAgentUuidsByToken(token)));
-  return new Map(unique.map((token, index) => [token, lists[index]!]));
-}
-
-/**
- * What is wrong with this service's entries in a hub document, or undefined when it holds exactly
- * them (or, once deleted, none of them).
- */
-function hubMismatch(
-  row: ServiceRow,
-  hubConfig: { bridges?: { tcpListeners?: object; tcpConnectors?: object } } | undefined,
-): string | undefined {
-  const listeners = (hubConfig?.bridges?.tcpListeners ?? {}) as Record<string, unknown>;
-  const connectors = (hubConfig?.bridges?.tcpConnectors ?? {}) as Record<string, unknown>;
-  const listener = listeners[listenerName(row.name)];
-  const connector = connectors[connectorName(row.name)];
-  const hubOwnsConnector = connectorOnDefaultRouter(row.type);
-  if (row.deleted) {
-    if (listener) return `Hub still lists ${listenerName(row.name)}`;
-    if (hubOwnsConnector && connector) return `Hub still lists ${connectorName(row.name)}`;
-    return undefined;
-  }
-  if (canonicalJson(listener) !== canonicalJson(buildTcpListener(row.name, row.bridgePort!))) {
-    return `Hub does not hold ${listenerName(row.name)} as desired yet`;
-  }
-  if (hubOwnsConnector) {
-    const expected = buildTcpConnector(row.name, row.targetPort, {
-      type: row.type as 'k8s' | 'external',
-      resource: row.resource,
-    });
-    if (canonicalJson(connector) !== canonicalJson(expected))
-      return `Hub does not hold ${connectorName(row.name)} as desired yet`;
-  }
-  return undefined;
-}
-
-/**
- * The hub document as it stands, when it can be read cheaply (a router config item). Kubernetes
- * hubs are always written under the lock.
- */
-async function currentHubDocument(hubKey: string) {
-  if (hubKey === STANDALONE_DEFAULT_ROUTER && config().controlPlane === 'kubernetes') return undefined;
-  return (await getRouterConfig(hubKey))?.config;
 }
 
 /** Marks a service failed with the error that exhausted its retries (the poison-message path). */
@@ -277,16 +333,14 @@ function needsKubernetesService(row: ServiceRow): boolean {
 }
 
 /**
- * Creates or patches the Kubernetes Service; for a LoadBalancer, waits for its ingress and records it
- * as serviceEndpoint. No ingress after the poll is a failure the user sees, not a silent `ready`.
+ * Creates or patches the Kubernetes Service; for a LoadBalancer, waits for its ingress and records it as
+ * serviceEndpoint. No ingress after the poll is a failure the user sees, not a silent `ready`.
  */
-async function convergeKubernetesService(row: ServiceRow): Promise<{ row: ServiceRow; failure?: string }> {
+async function convergeKubernetesService(work: Work): Promise<string | undefined> {
+  const { row } = work;
   const settings = config();
   if (row.servicePort === undefined || row.k8sType === undefined || row.bridgePort === null) {
-    return {
-      row,
-      failure: `Service ${row.name} needs servicePort and k8sType on a Kubernetes control plane`,
-    };
+    return `Service ${row.name} needs servicePort and k8sType on a Kubernetes control plane`;
   }
   await applyKubernetesService(
     buildKubernetesService(
@@ -305,19 +359,17 @@ async function convergeKubernetesService(row: ServiceRow): Promise<{ row: Servic
       },
     ),
   );
-  if (row.k8sType !== 'LoadBalancer') return { row };
+  if (row.k8sType !== 'LoadBalancer') return undefined;
   const endpoint = await awaitLoadBalancerIngress(row.name);
   if (!endpoint) {
     const { loadBalancerPollAttempts, loadBalancerPollIntervalMs } = settings.kubernetes;
-    return {
-      row,
-      failure: `LoadBalancer Service ${row.name} has no ingress address after ${loadBalancerPollAttempts} checks ${loadBalancerPollIntervalMs / 1000} s apart; check the cloud load balancer controller, then POST /api/v3/services/${row.name}/reconcile`,
-    };
+    return `LoadBalancer Service ${row.name} has no ingress address after ${loadBalancerPollAttempts} checks ${loadBalancerPollIntervalMs / 1000} s apart; check the cloud load balancer controller, then POST /api/v3/services/${row.name}/reconcile`;
   }
-  if (endpoint === row.serviceEndpoint) return { row };
+  if (endpoint === row.serviceEndpoint) return undefined;
   const next = { ...row, serviceEndpoint: endpoint };
   if (!(await replaceServiceRow(next, row.generation))) {
     throw new ReconcileError(`Service ${row.name} changed during reconcile; retrying`);
   }
-  return { row: next };
+  work.row = next;
+  return undefined;
 }

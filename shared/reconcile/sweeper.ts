@@ -1,11 +1,11 @@
 import { config } from '../context.js';
+import { hubRouterKey, parsePortOwner, portOwner } from '../domain/placement.js';
 import { logger } from '../log/logger.js';
-import { enqueueRouterReconciles, enqueueServiceReconcile } from '../queue/publishers.js';
+import { enqueueFogReconciles, enqueueServiceReconcile } from '../queue/publishers.js';
 import { listAgentRows, listPendingAgentUuids } from '../store/agents.js';
 import { leakedPorts, listPortClaims, releaseBridgePort, returnToAllocator } from '../store/ports.js';
-import { getDefaultRouter, hubRouterKey } from '../store/routers.js';
+import { getDefaultRouter } from '../store/routers.js';
 import { getServiceRow, listPendingServiceNames } from '../store/services.js';
-import { portOwner } from './service.js';
 
 export interface SweepResult {
   services: number;
@@ -35,13 +35,12 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
     const hub = hubRouterKey(await getDefaultRouter());
     if (hub) routers.add(hub);
   }
-  if (routers.size > 0) await enqueueRouterReconciles(routers);
+  if (routers.size > 0) await enqueueFogReconciles(routers);
 
   let releasedPorts = 0;
   for (const claim of await listPortClaims()) {
     if (now - Date.parse(claim.claimedAt) < config().pendingGraceMs) continue;
-    const name = claim.owner.slice(0, claim.owner.lastIndexOf('#'));
-    const owner = await getServiceRow(name);
+    const owner = await getServiceRow(parsePortOwner(claim.owner).name);
     if (
       !owner ||
       owner.deleted ||

@@ -1,7 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { RouterMode } from '../domain/router-objects.js';
 import { ConflictError } from '../errors.js';
-import { documentClient, indexes, isConditionalCheckFailed, keys, tableName, withoutKeys } from './client.js';
+import { conditionalWrite, documentClient, indexes, keys, tableName, withoutKeys } from './client.js';
 import { queryIndex, queryPartition } from './query.js';
 
 export interface AgentRow {
@@ -55,96 +55,82 @@ export async function listAgentRows(): Promise<AgentRow[]> {
 }
 
 async function claimAgentName(name: string, uuid: string): Promise<void> {
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.agentName(name), uuid },
-        ConditionExpression: 'attribute_not_exists(PK) OR #uuid = :uuid',
-        ExpressionAttributeNames: { '#uuid': 'uuid' },
-        ExpressionAttributeValues: { ':uuid': uuid },
-      }),
-    );
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) throw new ConflictError(`Agent with name ${name} already exists`);
-    throw error;
-  }
+  const claimed = await conditionalWrite(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.agentName(name), uuid },
+      ConditionExpression: 'attribute_not_exists(PK) OR #uuid = :uuid',
+      ExpressionAttributeNames: { '#uuid': 'uuid' },
+      ExpressionAttributeValues: { ':uuid': uuid },
+    }),
+  );
+  if (!claimed) throw new ConflictError(`Agent with name ${name} already exists`);
 }
 
 async function releaseAgentName(name: string, uuid: string): Promise<void> {
-  try {
-    await documentClient().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: keys.agentName(name),
-        ConditionExpression: '#uuid = :uuid',
-        ExpressionAttributeNames: { '#uuid': 'uuid' },
-        ExpressionAttributeValues: { ':uuid': uuid },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-  }
+  await conditionalWrite(
+    new DeleteCommand({
+      TableName: tableName(),
+      Key: keys.agentName(name),
+      ConditionExpression: '#uuid = :uuid',
+      ExpressionAttributeNames: { '#uuid': 'uuid' },
+      ExpressionAttributeValues: { ':uuid': uuid },
+    }),
+  );
 }
 
 /** Name first (uniqueness), then the row; a failed row write gives the name back. */
 export async function putNewAgentRow(row: AgentRow): Promise<void> {
   await claimAgentName(row.name, row.uuid);
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.agent(row.uuid), ...row, ...indexAttributes(row) },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
-  } catch (error) {
+  const written = await conditionalWrite(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.agent(row.uuid), ...row, ...indexAttributes(row) },
+      ConditionExpression: 'attribute_not_exists(PK)',
+    }),
+  ).catch(async (error: unknown) => {
     await releaseAgentName(row.name, row.uuid);
-    if (isConditionalCheckFailed(error))
-      throw new ConflictError(`Agent with uuid ${row.uuid} already exists`);
     throw error;
+  });
+  if (!written) {
+    await releaseAgentName(row.name, row.uuid);
+    throw new ConflictError(`Agent with uuid ${row.uuid} already exists`);
   }
 }
 
 /** Replaces the row written at `expectedGeneration`; false when another writer got there first. */
 export async function replaceAgentRow(next: AgentRow, previous: AgentRow): Promise<boolean> {
-  if (next.name !== previous.name) await claimAgentName(next.name, next.uuid);
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.agent(next.uuid), ...next, ...indexAttributes(next) },
-        ConditionExpression: '#g = :g',
-        ExpressionAttributeNames: { '#g': 'generation' },
-        ExpressionAttributeValues: { ':g': previous.generation },
-      }),
-    );
-  } catch (error) {
-    if (next.name !== previous.name) await releaseAgentName(next.name, next.uuid);
-    if (isConditionalCheckFailed(error)) return false;
+  const renamed = next.name !== previous.name;
+  if (renamed) await claimAgentName(next.name, next.uuid);
+  const written = await conditionalWrite(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.agent(next.uuid), ...next, ...indexAttributes(next) },
+      ConditionExpression: '#g = :g',
+      ExpressionAttributeNames: { '#g': 'generation' },
+      ExpressionAttributeValues: { ':g': previous.generation },
+    }),
+  ).catch(async (error: unknown) => {
+    if (renamed) await releaseAgentName(next.name, next.uuid);
     throw error;
-  }
-  if (next.name !== previous.name) await releaseAgentName(previous.name, previous.uuid);
-  return true;
+  });
+  // The name the row does not carry is given back: the new one on a lost race, else the old one.
+  if (renamed) await releaseAgentName(written ? previous.name : next.name, next.uuid);
+  return written;
 }
 
 export async function deleteAgentRow(row: AgentRow): Promise<boolean> {
-  try {
-    await documentClient().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: keys.agent(row.uuid),
-        ConditionExpression: '#g = :g',
-        ExpressionAttributeNames: { '#g': 'generation' },
-        ExpressionAttributeValues: { ':g': row.generation },
-      }),
-    );
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
-  await releaseAgentName(row.name, row.uuid);
-  return true;
+  const deleted = await conditionalWrite(
+    new DeleteCommand({
+      TableName: tableName(),
+      Key: keys.agent(row.uuid),
+      ConditionExpression: '#g = :g',
+      ExpressionAttributeNames: { '#g': 'generation' },
+      ExpressionAttributeValues: { ':g': row.generation },
+    }),
+  );
+  if (deleted) await releaseAgentName(row.name, row.uuid);
+  return deleted;
 }
 
 export async function listAgentUuidsByToken(token: string): Promise<string[]> {
@@ -176,35 +162,25 @@ export async function listPendingAgentUuids(): Promise<string[]> {
  * conditional put makes two concurrent "first" creates agree on one winner.
  */
 export async function claimSystemAgent(uuid: string): Promise<boolean> {
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { PK: 'SYSTEMAGENT', SK: 'AGENT', uuid },
-        ConditionExpression: 'attribute_not_exists(PK) OR #uuid = :uuid',
-        ExpressionAttributeNames: { '#uuid': 'uuid' },
-        ExpressionAttributeValues: { ':uuid': uuid },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+  return conditionalWrite(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { PK: 'SYSTEMAGENT', SK: 'AGENT', uuid },
+      ConditionExpression: 'attribute_not_exists(PK) OR #uuid = :uuid',
+      ExpressionAttributeNames: { '#uuid': 'uuid' },
+      ExpressionAttributeValues: { ':uuid': uuid },
+    }),
+  );
 }
 
 export async function releaseSystemAgent(uuid: string): Promise<void> {
-  try {
-    await documentClient().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: { PK: 'SYSTEMAGENT', SK: 'AGENT' },
-        ConditionExpression: '#uuid = :uuid',
-        ExpressionAttributeNames: { '#uuid': 'uuid' },
-        ExpressionAttributeValues: { ':uuid': uuid },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-  }
+  await conditionalWrite(
+    new DeleteCommand({
+      TableName: tableName(),
+      Key: { PK: 'SYSTEMAGENT', SK: 'AGENT' },
+      ConditionExpression: '#uuid = :uuid',
+      ExpressionAttributeNames: { '#uuid': 'uuid' },
+      ExpressionAttributeValues: { ':uuid': uuid },
+    }),
+  );
 }

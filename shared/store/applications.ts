@@ -1,6 +1,13 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ConflictError } from '../errors.js';
-import { documentClient, indexes, isConditionalCheckFailed, keys, tableName, withoutKeys } from './client.js';
+import {
+  conditionalWrite,
+  documentClient,
+  indexes,
+  keys,
+  putNewItem,
+  tableName,
+  withoutKeys,
+} from './client.js';
 import { queryIndex } from './query.js';
 
 export interface ApplicationRow {
@@ -27,19 +34,10 @@ export async function getApplication(name: string): Promise<ApplicationRow | und
 }
 
 export async function putNewApplication(row: ApplicationRow): Promise<void> {
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.application(row.name), ...row, GSI1PK: 'APP', GSI1SK: row.name },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
-  } catch (error) {
-    if (isConditionalCheckFailed(error))
-      throw new ConflictError(`Application with name ${row.name} already exists`);
-    throw error;
-  }
+  await putNewItem(
+    { ...keys.application(row.name), ...row, GSI1PK: 'APP', GSI1SK: row.name },
+    `Application with name ${row.name} already exists`,
+  );
 }
 
 export async function listApplications(): Promise<ApplicationRow[]> {
@@ -91,34 +89,18 @@ export async function listMicroservicesByAgent(agentUuid: string): Promise<Micro
 
 export async function putNewMicroservice(row: MicroserviceRow): Promise<void> {
   const nameKey = keys.microserviceName(row.application, row.name);
+  await putNewItem(
+    { ...nameKey, uuid: row.uuid },
+    `Microservice with name ${row.name} already exists in application ${row.application}`,
+  );
   try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...nameKey, uuid: row.uuid },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
+    await putNewItem(
+      { ...keys.microservice(row.uuid), ...row, ...microserviceIndexes(row) },
+      `Microservice with uuid ${row.uuid} already exists`,
     );
   } catch (error) {
-    if (isConditionalCheckFailed(error)) {
-      throw new ConflictError(
-        `Microservice with name ${row.name} already exists in application ${row.application}`,
-      );
-    }
-    throw error;
-  }
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.microservice(row.uuid), ...row, ...microserviceIndexes(row) },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
-  } catch (error) {
+    // The name goes back: nothing is half-written.
     await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: nameKey }));
-    if (isConditionalCheckFailed(error))
-      throw new ConflictError(`Microservice with uuid ${row.uuid} already exists`);
     throw error;
   }
 }
@@ -128,26 +110,20 @@ export async function replaceMicroservice(
   next: MicroserviceRow,
   previous: MicroserviceRow,
 ): Promise<boolean> {
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...keys.microservice(next.uuid),
-          ...next,
-          version: previous.version + 1,
-          ...microserviceIndexes(next),
-        },
-        ConditionExpression: '#v = :v',
-        ExpressionAttributeNames: { '#v': 'version' },
-        ExpressionAttributeValues: { ':v': previous.version },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+  return conditionalWrite(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...keys.microservice(next.uuid),
+        ...next,
+        version: previous.version + 1,
+        ...microserviceIndexes(next),
+      },
+      ConditionExpression: '#v = :v',
+      ExpressionAttributeNames: { '#v': 'version' },
+      ExpressionAttributeValues: { ':v': previous.version },
+    }),
+  );
 }
 
 export async function deleteMicroservice(row: MicroserviceRow): Promise<void> {

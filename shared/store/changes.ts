@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, isConditionalCheckFailed, keys, tableName } from './client.js';
+import { conditionalWrite, documentClient, keys, tableName } from './client.js';
 
 /** The change flags an Edgelet polls, named as the reference controller's code names them. */
 export const CHANGE_FLAGS = [
@@ -63,19 +63,15 @@ export async function readChangeFlags(agentUuid: string): Promise<ChangeState> {
  * when `lastUpdated` is ahead of the counter: the agent cannot acknowledge what it was never shown.
  */
 export async function acknowledgeChanges(agentUuid: string, lastUpdated: number): Promise<boolean> {
-  try {
-    await documentClient().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.changes(agentUuid),
-        UpdateExpression: 'SET ackedSeq = :seen',
-        ConditionExpression: 'changeSeq >= :seen AND (attribute_not_exists(ackedSeq) OR ackedSeq < :seen)',
-        ExpressionAttributeValues: { ':seen': lastUpdated },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-    return lastUpdated <= (await readChangeFlags(agentUuid)).lastUpdated;
-  }
+  const acknowledged = await conditionalWrite(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.changes(agentUuid),
+      UpdateExpression: 'SET ackedSeq = :seen',
+      ConditionExpression: 'changeSeq >= :seen AND (attribute_not_exists(ackedSeq) OR ackedSeq < :seen)',
+      ExpressionAttributeValues: { ':seen': lastUpdated },
+    }),
+  );
+  // Refused because it was acknowledged already (fine), or because it is ahead of the counter (not).
+  return acknowledged || lastUpdated <= (await readChangeFlags(agentUuid)).lastUpdated;
 }

@@ -1,6 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  type DeleteCommand,
+  DynamoDBDocumentClient,
+  PutCommand,
+  type UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { config, perContext } from '../context.js';
+import { ConflictError } from '../errors.js';
 import { recordDynamoDbCall } from '../metrics/usage.js';
 
 /**
@@ -41,6 +47,31 @@ export function tableName(): string {
 
 export function isConditionalCheckFailed(error: unknown): boolean {
   return (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+}
+
+/**
+ * Sends a conditional write; false when its condition failed (another writer got there first, or the
+ * item is not in the state the write expects). Any other error propagates.
+ */
+export async function conditionalWrite(
+  command: PutCommand | UpdateCommand | DeleteCommand,
+): Promise<boolean> {
+  try {
+    // One of the three write commands; the client's overloads take each on its own, not their union.
+    await documentClient().send(command as PutCommand);
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}
+
+/** Writes an item that must not exist yet; a ConflictError saying `conflict` when it does. */
+export async function putNewItem(item: Record<string, unknown>, conflict: string): Promise<void> {
+  const written = await conditionalWrite(
+    new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(PK)' }),
+  );
+  if (!written) throw new ConflictError(conflict);
 }
 
 /** Item keys. One table: a partition key and a sort key, plus four overloaded GSIs. */

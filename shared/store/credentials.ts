@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, isConditionalCheckFailed, tableName } from './client.js';
+import { conditionalWrite, documentClient, isConditionalCheckFailed, tableName } from './client.js';
 
 /**
  * Provisioning keys are stored only as their SHA-256 hash, with their agent and expiry. The agent's
@@ -79,17 +79,11 @@ export async function deleteAgentCredentials(agentUuid: string): Promise<void> {
 
 /** Records a token id; false when it was seen before (a replay). */
 export async function recordTokenId(agentUuid: string, jti: string, expiresAt: number): Promise<boolean> {
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { PK: `JTI#${agentUuid}#${jti}`, SK: 'JTI', ttl: Math.ceil(expiresAt / 1000) + 60 },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+  return conditionalWrite(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { PK: `JTI#${agentUuid}#${jti}`, SK: 'JTI', ttl: Math.ceil(expiresAt / 1000) + 60 },
+      ConditionExpression: 'attribute_not_exists(PK)',
+    }),
+  );
 }

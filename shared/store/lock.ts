@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, isConditionalCheckFailed, keys, tableName } from './client.js';
+import { conditionalWrite, documentClient, isConditionalCheckFailed, keys, tableName } from './client.js';
 
 export interface Lease {
   name: string;
@@ -40,20 +40,16 @@ export async function tryAcquireLock(
 
 /** Releases the lock if this lease still holds it (a lapsed lease releases nothing). */
 export async function releaseLock(lease: Lease): Promise<void> {
-  try {
-    await documentClient().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.lock(lease.name),
-        UpdateExpression: 'REMOVE #owner, expiresAt',
-        ConditionExpression: '#owner = :owner AND fencingToken = :token',
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':owner': lease.owner, ':token': lease.fencingToken },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-  }
+  await conditionalWrite(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.lock(lease.name),
+      UpdateExpression: 'REMOVE #owner, expiresAt',
+      ConditionExpression: '#owner = :owner AND fencingToken = :token',
+      ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':owner': lease.owner, ':token': lease.fencingToken },
+    }),
+  );
 }
 
 /** Runs `work` under the lock, waiting for it up to `waitMs`. */

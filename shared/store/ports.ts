@@ -1,7 +1,8 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PortRange } from '../domain/bridge-ports.js';
 import { ConflictError, ContentionError } from '../errors.js';
-import { documentClient, isConditionalCheckFailed, keys, tableName } from './client.js';
+import { CONFLICT, retryOnConflict } from '../retry.js';
+import { conditionalWrite, documentClient, keys, tableName } from './client.js';
 import { queryPartition } from './query.js';
 
 export interface PortClaim {
@@ -49,20 +50,16 @@ async function nextCandidate(range: PortRange): Promise<number | undefined> {
   );
   const released = [...((Item?.releasedPorts as Set<number> | undefined) ?? [])].sort((a, b) => a - b);
   for (const port of released) {
-    try {
-      await documentClient().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: allocatorKey(range),
-          UpdateExpression: 'DELETE releasedPorts :port',
-          ConditionExpression: 'contains(releasedPorts, :one)',
-          ExpressionAttributeValues: { ':port': new Set([port]), ':one': port },
-        }),
-      );
-      return port;
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    const taken = await conditionalWrite(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: allocatorKey(range),
+        UpdateExpression: 'DELETE releasedPorts :port',
+        ConditionExpression: 'contains(releasedPorts, :one)',
+        ExpressionAttributeValues: { ':port': new Set([port]), ':one': port },
+      }),
+    );
+    if (taken) return port;
   }
   const { Attributes } = await documentClient().send(
     new UpdateCommand({
@@ -81,48 +78,46 @@ async function nextCandidate(range: PortRange): Promise<number | undefined> {
 export async function claimBridgePort(owner: string, range: PortRange): Promise<number> {
   const held = await heldBy(owner);
   if (held !== undefined) return held;
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const port = await nextCandidate(range);
-    if (port === undefined) {
-      throw new ConflictError(`No free bridge port left in BRIDGE_PORTS_RANGE ${range.from}-${range.to}`);
-    }
-    try {
-      await documentClient().send(
+  return retryOnConflict(
+    async () => {
+      const port = await nextCandidate(range);
+      if (port === undefined) {
+        throw new ConflictError(`No free bridge port left in BRIDGE_PORTS_RANGE ${range.from}-${range.to}`);
+      }
+      const claimed = await conditionalWrite(
         new PutCommand({
           TableName: tableName(),
           Item: { ...keys.portClaim(port), port, owner, claimedAt: new Date().toISOString() },
           ConditionExpression: 'attribute_not_exists(PK)',
         }),
       );
-    } catch (error) {
       // Claimed outside the allocator (another range setting, an older claim): try the next one.
-      if (!isConditionalCheckFailed(error)) throw error;
-      continue;
-    }
-    await documentClient().send(
-      new PutCommand({ TableName: tableName(), Item: { ...ownerKey(owner), port } }),
-    );
-    return port;
-  }
-  throw new ContentionError('Could not claim a bridge port: too many concurrent claims, retry');
+      if (!claimed) return CONFLICT;
+      await documentClient().send(
+        new PutCommand({ TableName: tableName(), Item: { ...ownerKey(owner), port } }),
+      );
+      return port;
+    },
+    {
+      times: 100,
+      exhausted: () =>
+        new ContentionError('Could not claim a bridge port: too many concurrent claims, retry'),
+    },
+  );
 }
 
 /** Releases `port` if `owner` still holds it, and hands it back to the allocator of `range`. */
 export async function releaseBridgePort(port: number, owner: string, range: PortRange): Promise<void> {
-  try {
-    await documentClient().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: keys.portClaim(port),
-        ConditionExpression: '#owner = :owner',
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':owner': owner },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-    return;
-  }
+  const released = await conditionalWrite(
+    new DeleteCommand({
+      TableName: tableName(),
+      Key: keys.portClaim(port),
+      ConditionExpression: '#owner = :owner',
+      ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':owner': owner },
+    }),
+  );
+  if (!released) return;
   await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: ownerKey(owner) }));
   await returnToAllocator(port, range);
 }

@@ -1,10 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { initialRouterConfig, type RouterConfig } from '../domain/router-config.js';
 import { faultArmed } from '../faults.js';
-import { documentClient, isConditionalCheckFailed, keys, tableName, withoutKeys } from './client.js';
-
-/** The router key of a standalone default router (registered by PUT /api/v3/router, no agent). */
-export const STANDALONE_DEFAULT_ROUTER = 'default-router';
+import { conditionalWrite, documentClient, keys, tableName, withoutKeys } from './client.js';
 
 export interface DefaultRouterRow {
   host: string;
@@ -39,25 +36,13 @@ export async function putDefaultRouter(row: DefaultRouterRow): Promise<void> {
 
 /** Sets the default router only if none exists yet (first-agent promotion); true when this call set it. */
 export async function putDefaultRouterIfAbsent(row: DefaultRouterRow): Promise<boolean> {
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.defaultRouter(), ...row },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
-}
-
-/** The router key whose config is the hub document, or undefined while no default router exists. */
-export function hubRouterKey(defaultRouter: DefaultRouterRow | undefined): string | undefined {
-  if (!defaultRouter) return undefined;
-  return defaultRouter.agentUuid ?? STANDALONE_DEFAULT_ROUTER;
+  return conditionalWrite(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.defaultRouter(), ...row },
+      ConditionExpression: 'attribute_not_exists(PK)',
+    }),
+  );
 }
 
 export async function getRouterConfig(routerKey: string): Promise<RouterConfigRow | undefined> {
@@ -83,31 +68,25 @@ export async function putRouterConfig(
 ): Promise<boolean> {
   // Fault injection: behave as if another writer had won the race.
   if (faultArmed('store:router-config-conflict')) return false;
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...keys.routerConfig(routerKey),
-          routerKey,
-          config,
-          version: expectedVersion + 1,
-          updatedAt: new Date().toISOString(),
-        },
-        ConditionExpression: expectedVersion === 0 ? 'attribute_not_exists(PK)' : '#v = :v',
-        ...(expectedVersion === 0
-          ? {}
-          : {
-              ExpressionAttributeNames: { '#v': 'version' },
-              ExpressionAttributeValues: { ':v': expectedVersion },
-            }),
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+  return conditionalWrite(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...keys.routerConfig(routerKey),
+        routerKey,
+        config,
+        version: expectedVersion + 1,
+        updatedAt: new Date().toISOString(),
+      },
+      ConditionExpression: expectedVersion === 0 ? 'attribute_not_exists(PK)' : '#v = :v',
+      ...(expectedVersion === 0
+        ? {}
+        : {
+            ExpressionAttributeNames: { '#v': 'version' },
+            ExpressionAttributeValues: { ':v': expectedVersion },
+          }),
+    }),
+  );
 }
 
 export interface RouterRequestsRow {
@@ -127,19 +106,15 @@ export async function getRouterRequests(routerKey: string): Promise<RouterReques
 
 /** Records that every request up to `seq` is covered by a finished computation. */
 export async function markRouterRequestsCompleted(routerKey: string, seq: number): Promise<void> {
-  try {
-    await documentClient().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.routerRequests(routerKey),
-        UpdateExpression: 'SET completed = :seq',
-        ConditionExpression: 'attribute_not_exists(completed) OR completed < :seq',
-        ExpressionAttributeValues: { ':seq': seq },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-  }
+  await conditionalWrite(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.routerRequests(routerKey),
+      UpdateExpression: 'SET completed = :seq',
+      ConditionExpression: 'attribute_not_exists(completed) OR completed < :seq',
+      ExpressionAttributeValues: { ':seq': seq },
+    }),
+  );
 }
 
 export async function deleteRouterConfig(routerKey: string): Promise<void> {

@@ -1,8 +1,9 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ProvisioningStatus, ServiceSpec, ServiceView } from '../domain/service.js';
 import { ConflictError } from '../errors.js';
-import { documentClient, indexes, isConditionalCheckFailed, keys, tableName } from './client.js';
-import { queryIndex } from './query.js';
+import { CONFLICT, retryOnConflict } from '../retry.js';
+import { conditionalWrite, documentClient, indexes, keys, tableName } from './client.js';
+import { queryIndex, queryPartition } from './query.js';
 
 /**
  * A service row. Besides the spec and the public status it carries reconcile bookkeeping:
@@ -95,22 +96,22 @@ export async function listServicesBySite(siteKey: string): Promise<ServiceRow[]>
  */
 export async function putNewServiceRow(row: ServiceRow): Promise<ServiceRow> {
   // Up to three reads: a tombstone can finish its cleanup (and vanish) between the read and the put.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const existing = await getServiceRow(row.name);
-    if (existing && !existing.deleted)
-      throw new ConflictError(`Service with name ${row.name} already exists`);
-    const next: ServiceRow = existing
-      ? {
-          ...row,
-          generation: existing.generation + 1,
-          incarnation: existing.generation + 1,
-          observedGeneration: existing.observedGeneration,
-          appliedRouters: existing.appliedRouters,
-          appliedTokens: existing.appliedTokens,
-        }
-      : row;
-    try {
-      await documentClient().send(
+  return retryOnConflict(
+    async () => {
+      const existing = await getServiceRow(row.name);
+      if (existing && !existing.deleted)
+        throw new ConflictError(`Service with name ${row.name} already exists`);
+      const next: ServiceRow = existing
+        ? {
+            ...row,
+            generation: existing.generation + 1,
+            incarnation: existing.generation + 1,
+            observedGeneration: existing.observedGeneration,
+            appliedRouters: existing.appliedRouters,
+            appliedTokens: existing.appliedTokens,
+          }
+        : row;
+      const written = await conditionalWrite(
         new PutCommand({
           TableName: tableName(),
           Item: { ...keys.service(row.name), ...next, ...indexAttributes(next) },
@@ -123,12 +124,10 @@ export async function putNewServiceRow(row: ServiceRow): Promise<ServiceRow> {
             : {}),
         }),
       );
-      return next;
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
-  }
-  throw new ConflictError(`Service with name ${row.name} already exists`);
+      return written ? next : CONFLICT;
+    },
+    { times: 3, exhausted: () => new ConflictError(`Service with name ${row.name} already exists`) },
+  );
 }
 
 /**
@@ -136,40 +135,28 @@ export async function putNewServiceRow(row: ServiceRow): Promise<ServiceRow> {
  * re-reads and decides again).
  */
 export async function replaceServiceRow(next: ServiceRow, expectedGeneration: number): Promise<boolean> {
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.service(next.name), ...next, ...indexAttributes(next) },
-        ConditionExpression: '#g = :g',
-        ExpressionAttributeNames: { '#g': 'generation' },
-        ExpressionAttributeValues: { ':g': expectedGeneration },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+  return conditionalWrite(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.service(next.name), ...next, ...indexAttributes(next) },
+      ConditionExpression: '#g = :g',
+      ExpressionAttributeNames: { '#g': 'generation' },
+      ExpressionAttributeValues: { ':g': expectedGeneration },
+    }),
+  );
 }
 
 /** Removes a deleted row once its cleanup converged, unless it was recreated meanwhile. */
 export async function removeServiceTombstone(name: string, generation: number): Promise<boolean> {
-  try {
-    await documentClient().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: keys.service(name),
-        ConditionExpression: '#g = :g AND deleted = :true',
-        ExpressionAttributeNames: { '#g': 'generation' },
-        ExpressionAttributeValues: { ':g': generation, ':true': true },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+  return conditionalWrite(
+    new DeleteCommand({
+      TableName: tableName(),
+      Key: keys.service(name),
+      ConditionExpression: '#g = :g AND deleted = :true',
+      ExpressionAttributeNames: { '#g': 'generation' },
+      ExpressionAttributeValues: { ':g': generation, ':true': true },
+    }),
+  );
 }
 
 /** Rows whose generation is ahead of reconcile (the sweeper's work list). */
@@ -206,25 +193,25 @@ export async function recordServiceStatus(
   generation: number,
   status: { provisioningStatus: ProvisioningStatus; provisioningError: string | null },
 ): Promise<boolean> {
-  try {
-    await documentClient().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.service(name),
-        UpdateExpression: 'SET provisioningStatus = :s, provisioningError = :e, updatedAt = :now',
-        ConditionExpression: '#g = :g',
-        ExpressionAttributeNames: { '#g': 'generation' },
-        ExpressionAttributeValues: {
-          ':s': status.provisioningStatus,
-          ':e': status.provisioningError,
-          ':g': generation,
-          ':now': new Date().toISOString(),
-        },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+  return conditionalWrite(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.service(name),
+      UpdateExpression: 'SET provisioningStatus = :s, provisioningError = :e, updatedAt = :now',
+      ConditionExpression: '#g = :g',
+      ExpressionAttributeNames: { '#g': 'generation' },
+      ExpressionAttributeValues: {
+        ':s': status.provisioningStatus,
+        ':e': status.provisioningError,
+        ':g': generation,
+        ':now': new Date().toISOString(),
+      },
+    }),
+  );
+}
+
+/** Service names whose token index entry holds `token` (entries may lag the rows; callers re-check). */
+export async function listServiceNamesByToken(token: string): Promise<string[]> {
+  const items = await queryPartition<{ name: string }>(`TOKEN#${token}`);
+  return items.map((item) => item.name);
 }

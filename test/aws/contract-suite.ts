@@ -26,7 +26,6 @@ import type * as QueryModule from '../../shared/store/query.js';
 import type * as RoutersModule from '../../shared/store/routers.js';
 import type * as ServicesModule from '../../shared/store/services.js';
 import type { ServiceRow } from '../../shared/store/services.js';
-import type * as TokensModule from '../../shared/store/services-by-token.js';
 import { createTableInput } from '../../shared/store/table.js';
 
 export interface ContractSuiteOptions {
@@ -134,7 +133,6 @@ export function defineContractSuite(
     let client: typeof ClientModule;
     let query: typeof QueryModule;
     let services: typeof ServicesModule;
-    let tokens: typeof TokensModule;
     let ports: typeof PortsModule;
     let lock: typeof LockModule;
     let agents: typeof AgentsModule;
@@ -181,7 +179,6 @@ export function defineContractSuite(
         client,
         query,
         services,
-        tokens,
         ports,
         lock,
         agents,
@@ -194,7 +191,6 @@ export function defineContractSuite(
         import('../../shared/store/client.js'),
         import('../../shared/store/query.js'),
         import('../../shared/store/services.js'),
-        import('../../shared/store/services-by-token.js'),
         import('../../shared/store/ports.js'),
         import('../../shared/store/lock.js'),
         import('../../shared/store/agents.js'),
@@ -392,14 +388,14 @@ export function defineContractSuite(
         await services.setServiceTokens('tok-b', ['checkout'], []);
 
         // Act
-        const before = await tokens.listServiceNamesByToken('checkout');
+        const before = await services.listServiceNamesByToken('checkout');
         await services.setServiceTokens('tok-a', [], ['checkout']);
-        const after = await tokens.listServiceNamesByToken('checkout');
+        const after = await services.listServiceNamesByToken('checkout');
 
         // Assess
         expect(before).toEqual(['tok-a', 'tok-b']);
         expect(after).toEqual(['tok-b']);
-        expect(await tokens.listServiceNamesByToken('edge')).toEqual(['tok-a']);
+        expect(await services.listServiceNamesByToken('edge')).toEqual(['tok-a']);
       });
 
       it('follows pagination past the 1 MB page limit and past a small Limit', async () => {
@@ -1005,8 +1001,8 @@ export function defineContractSuite(
 
       it('fans out router reconciles one message per router, numbered by a per-router counter', async () => {
         // Act
-        await publishers.enqueueRouterReconciles(['router-x', 'router-y', 'router-x'], 'svc-1');
-        await publishers.enqueueRouterReconciles(['router-x']);
+        await publishers.enqueueFogReconciles(['router-x', 'router-y', 'router-x'], 'svc-1');
+        await publishers.enqueueFogReconciles(['router-x']);
         const received = await collect(queues.fog, 3);
 
         // Assess
