@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutListener } from '../fixtures/seed-000.js';
+import { createHub } from '../fixtures/world.js';
 import type { ApiClient } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { ScriptedAgent } from '../support/scripted-agent.js';
@@ -12,7 +13,7 @@ let agent: ScriptedAgent;
 beforeAll(async () => {
   t = await startTestRuntime();
   api = t.api;
-  expect((await api.post('/api/v3/iofog', { name: 'hub', host: 'hub.example.com' })).status).toBe(201);
+  await createHub(api);
   const created = await api.post<{ uuid: string }>('/api/v3/iofog', {
     name: 'edge-checkout',
     host: '10.0.0.5',

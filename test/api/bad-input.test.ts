@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { checkoutYaml } from '../fixtures/seed-000.js';
-import type { ApiClient, ApiResponse } from '../support/client.js';
+import { CHECKOUT_MICROSERVICE, createAgent, createSeedWorld } from '../fixtures/world.js';
+import { type ApiClient, type ApiResponse, eventually } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 
 /**
@@ -21,13 +22,11 @@ interface BadInputCase {
   expectedBody: { name: string; message: string | RegExp };
 }
 
-const poll = { timeout: 60_000, interval: 100 };
 let t: TestRuntime;
 let api: ApiClient;
 
 const SERVICES = '/api/v3/services';
 const SERVICES_YAML = '/api/v3/services/yaml';
-const CHECKOUT_MICROSERVICE = '22222222-2222-2222-2222-222222222222';
 const RESERVED =
   'controller, router, router-internal, docker, podman, kubernetes, nats, nats-headless, nats-server';
 const DNS_LABEL_RULE =
@@ -695,7 +694,11 @@ const cases: BadInputCase[] = [
   },
   {
     title: 'DELETE of the microservice that backs checkout',
-    request: { method: 'DELETE', path: `/api/v3/microservices/${CHECKOUT_MICROSERVICE}`, json: undefined },
+    request: {
+      method: 'DELETE',
+      path: `/api/v3/microservices/${CHECKOUT_MICROSERVICE.uuid}`,
+      json: undefined,
+    },
     expectedStatus: 409,
     expectedBody: {
       name: 'ConflictError',
@@ -828,39 +831,26 @@ async function snapshot() {
   };
 }
 
-async function createAgent(body: Record<string, unknown>): Promise<string> {
-  const response = await api.post<{ uuid: string }>('/api/v3/iofog', body);
-  expect(response.status).toBe(201);
-  return response.body.uuid;
-}
-
 beforeAll(async () => {
   t = await startTestRuntime();
   api = t.api;
-  // The first agent of an empty remote control plane becomes the system agent and default router.
-  await createAgent({ name: 'hub', host: 'hub.example.com' });
-  await createAgent({
-    uuid: 'fog-a',
-    name: 'fog-a',
-    host: '10.0.0.5',
-    tags: ['service.iofog.org/tag: checkout'],
-  });
-  await createAgent({ name: 'dumb', routerMode: 'none' });
-  expect((await api.post('/api/v3/application', { name: 'orders' })).status).toBe(201);
-  const checkoutMicroservice = await api.post('/api/v3/microservices', {
-    uuid: CHECKOUT_MICROSERVICE,
-    name: 'checkout',
-    application: 'orders',
-    agentName: 'fog-a',
-  });
-  expect(checkoutMicroservice.status).toBe(201);
+  await createSeedWorld(api, { checkoutService: true });
+  await createAgent(api, { name: 'dumb', routerMode: 'none' });
   const legacyMicroservice = await api.post('/api/v3/microservices', {
     name: 'legacy',
     application: 'orders',
     agentName: 'dumb',
   });
   expect(legacyMicroservice.status).toBe(201);
-  expect((await api.postYaml(SERVICES_YAML, checkoutYaml)).status).toBe(201);
+  // Every case starts from a ready checkout service whose listener is on the hub.
+  await eventually(async () => {
+    const service = await api.get<{ provisioningStatus: string }>(`${SERVICES}/checkout`);
+    const hub = await api.get<{ bridges?: { tcpListeners?: object } }>('/api/v3/router/hub-config');
+    return service.body.provisioningStatus === 'ready' &&
+      'checkout-listener' in (hub.body.bridges?.tcpListeners ?? {})
+      ? true
+      : undefined;
+  }, 'the checkout service to be ready on the hub');
 });
 
 afterAll(async () => {
@@ -868,18 +858,8 @@ afterAll(async () => {
 });
 
 describe('bad input is rejected with a documented 4xx, a precise message, and no writes', () => {
-  it('starts from a ready checkout service and a table of at least 30 cases', async () => {
-    // Act / Assess: expect.poll runs only inside a test, so the fixture's readiness is awaited here
-    await expect
-      .poll(async () => (await api.get<{ provisioningStatus: string }>(`${SERVICES}/checkout`)).body, poll)
-      .toMatchObject({ provisioningStatus: 'ready' });
-    await expect
-      .poll(
-        async () =>
-          (await api.get<{ bridges?: { tcpListeners?: object } }>('/api/v3/router/hub-config')).body,
-        poll,
-      )
-      .toMatchObject({ bridges: { tcpListeners: { 'checkout-listener': expect.anything() } } });
+  it('has a table of at least 30 cases', () => {
+    // Assess
     expect(cases.length).toBeGreaterThanOrEqual(30);
   });
 

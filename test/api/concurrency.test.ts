@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHub } from '../fixtures/world.js';
 import type { ApiClient } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 
@@ -39,7 +40,7 @@ async function withClients<T, R>(items: T[], clients: number, work: (item: T) =>
 beforeAll(async () => {
   t = await startTestRuntime({ workerConcurrency: 4 });
   api = t.api;
-  expect((await api.post('/api/v3/iofog', { name: 'hub', host: 'hub.example.com' })).status).toBe(201);
+  await createHub(api);
   const edge = await api.post<{ uuid: string }>('/api/v3/iofog', {
     name: 'edge-all',
     host: '10.0.0.9',

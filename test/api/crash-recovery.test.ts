@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createHub } from '../fixtures/world.js';
 import { ApiClient } from '../support/client.js';
 import { type RuntimeProcess, spawnRuntime, waitForExit } from '../support/process.js';
 
@@ -25,7 +26,7 @@ describe('a runtime killed during a burst of creates', () => {
     const first = await spawnRuntime(dataDir);
     running.push(first);
     const api = new ApiClient(first.url, first.adminToken);
-    expect((await api.post('/api/v3/iofog', { name: 'hub', host: 'hub.example.com' })).status).toBe(201);
+    await createHub(api);
     const names = Array.from({ length: 120 }, (_, i) => `burst-${i}`);
     let sent = 0;
     const acknowledged: string[] = [];

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { armFault, disarmFaults, type FaultPoint } from '../../shared/faults.js';
 import { enqueueServiceReconcile } from '../../shared/queue/publishers.js';
 import { releaseLock, tryAcquireLock } from '../../shared/store/lock.js';
+import { createHub } from '../fixtures/world.js';
 import type { ApiClient } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 
@@ -79,8 +80,7 @@ beforeAll(async () => {
     env: { MAX_RECEIVE_COUNT: String(MAX_RECEIVES), HUB_LOCK_LEASE_MS: '1500', PENDING_GRACE_MS: '600000' },
   });
   api = t.api;
-  hub = (await api.post<{ uuid: string }>('/api/v3/iofog', { name: 'hub', host: 'hub.example.com' })).body
-    .uuid;
+  hub = await createHub(api);
   watcher = (
     await api.post<{ uuid: string }>('/api/v3/iofog', {
       name: 'watcher',

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHub } from '../fixtures/world.js';
 import { ensurePythonTool } from '../support/python-tools.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 
@@ -22,7 +23,7 @@ beforeAll(async () => {
   t = await startTestRuntime();
   workDir = mkdtempSync(join(tmpdir(), 'fogbridge-fuzz-'));
   // Some real resources, so operations on existing names and uuids are reached too.
-  await t.api.post('/api/v3/iofog', { name: 'hub', host: 'hub.example.com' });
+  await createHub(t.api);
   await t.api.post('/api/v3/iofog', { name: 'edge', host: '10.0.0.5', tags: ['service.iofog.org/tag: all'] });
   await t.api.post('/api/v3/application', { name: 'orders' });
   await t.api.post('/api/v3/services', {

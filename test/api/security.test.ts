@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_AUDIENCE, LOCAL_ISSUER, mintUserToken } from '../../infra/local/auth.js';
+import { createAgent, createHub } from '../fixtures/world.js';
 import { ApiClient, type ApiResponse, eventually } from '../support/client.js';
 import { type RuntimeProcess, spawnRuntime, waitForExit } from '../support/process.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
@@ -110,12 +111,6 @@ const outcome = (response: ApiResponse) => ({ status: response.status, body: res
 const withAuthorization = (authorization: string | undefined): Record<string, string> =>
   authorization === undefined ? {} : { authorization };
 
-async function createAgent(body: Record<string, unknown>): Promise<string> {
-  const response = await api.post<{ uuid: string }>('/api/v3/iofog', body);
-  expect(response.status).toBe(201);
-  return response.body.uuid;
-}
-
 async function issueKey(uuid: string): Promise<ProvisioningKey> {
   const response = await api.get<ProvisioningKey>(`/api/v3/iofog/${uuid}/provisioning-key`);
   expect(response.status).toBe(200);
@@ -156,10 +151,10 @@ beforeAll(async () => {
   anonymous = new ApiClient(t.runtime.url);
   secrets.push({ label: 'admin token', value: t.runtime.adminToken! });
   // The first agent of an empty cluster becomes the system agent and the default router (the hub).
-  uuids.hub = await createAgent({ name: 'hub', host: 'hub.example.com' });
-  uuids.a = await createAgent({ name: 'edge-a', host: '10.0.0.11' });
-  uuids.b = await createAgent({ name: 'edge-b', host: '10.0.0.12' });
-  uuids.c = await createAgent({ name: 'edge-c', host: '10.0.0.13' });
+  uuids.hub = await createHub(api);
+  uuids.a = await createAgent(api, { name: 'edge-a', host: '10.0.0.11' });
+  uuids.b = await createAgent(api, { name: 'edge-b', host: '10.0.0.12' });
+  uuids.c = await createAgent(api, { name: 'edge-c', host: '10.0.0.13' });
   expect((await api.post('/api/v3/application', { name: 'orders' })).status).toBe(201);
   const onA = await api.post<{ uuid: string }>('/api/v3/microservices', {
     name: 'collector',
@@ -731,7 +726,7 @@ describe('the runtime output at DEBUG level', () => {
     const leaks: { label: string; value: string }[] = [];
     const admin = new ApiClient(child.url, child.adminToken);
     const nobody = new ApiClient(child.url);
-    expect((await admin.post('/api/v3/iofog', { name: 'hub', host: 'hub.example.com' })).status).toBe(201);
+    await createHub(admin);
     const edge = await admin.post<{ uuid: string }>('/api/v3/iofog', { name: 'edge', host: '10.0.0.21' });
     const other = await admin.post<{ uuid: string }>('/api/v3/iofog', { name: 'other', host: '10.0.0.22' });
     expect([edge.status, other.status]).toEqual([201, 201]);

@@ -12,6 +12,7 @@ import {
   sshConnectorInterior,
   vendorConnector,
 } from '../fixtures/seed-000.js';
+import { createAgent, createSeedWorld } from '../fixtures/world.js';
 import type { ApiClient } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 
@@ -29,31 +30,10 @@ const hubConfig = async () => (await api.get<RouterConfig>('/api/v3/router/hub-c
 const serviceStatus = async (name: string) =>
   (await api.get<{ provisioningStatus: string }>(`/api/v3/services/${name}`)).body.provisioningStatus;
 
-async function createAgent(body: Record<string, unknown>): Promise<string> {
-  const response = await api.post<{ uuid: string }>('/api/v3/iofog', body);
-  expect(response.status).toBe(201);
-  return response.body.uuid;
-}
-
 beforeAll(async () => {
   t = await startTestRuntime();
   api = t.api;
-  // The first agent of an empty remote control plane becomes the system agent and default router.
-  await createAgent({ name: 'hub', host: 'hub.example.com' });
-  await createAgent({
-    uuid: 'fog-a',
-    name: 'fog-a',
-    host: '10.0.0.5',
-    tags: ['service.iofog.org/tag: checkout'],
-  });
-  expect((await api.post('/api/v3/application', { name: 'orders' })).status).toBe(201);
-  const microservice = await api.post('/api/v3/microservices', {
-    uuid: '11111111-1111-1111-1111-111111111111',
-    name: 'checkout',
-    application: 'orders',
-    agentName: 'fog-a',
-  });
-  expect(microservice.status).toBe(201);
+  await createSeedWorld(api);
 });
 
 afterAll(async () => {
@@ -120,7 +100,7 @@ describe('seed 000 worked objects on a remote control plane', () => {
 
   it('gives a second tagged agent the listener only', async () => {
     // Prepare
-    const fogB = await createAgent({
+    const fogB = await createAgent(api, {
       name: 'fog-b',
       host: '10.0.0.6',
       tags: ['service.iofog.org/tag: checkout'],
@@ -145,7 +125,7 @@ describe('seed 000 worked objects on a remote control plane', () => {
 
   it('moves the connector to an interior agent (127.0.0.1) and removes it from the old agent', async () => {
     // Prepare
-    await createAgent({ uuid: 'fog-i', name: 'fog-i', host: '10.0.0.7', routerMode: 'interior' });
+    await createAgent(api, { uuid: 'fog-i', name: 'fog-i', host: '10.0.0.7', routerMode: 'interior' });
 
     // Act
     const moved = await api.patch('/api/v3/microservices/11111111-1111-1111-1111-111111111111', {
@@ -213,17 +193,17 @@ describe('seed 000 worked objects on a remote control plane', () => {
 
   it('distributes listeners by the plant-a / plant-b / plant-c table', async () => {
     // Prepare
-    const plantA = await createAgent({
+    const plantA = await createAgent(api, {
       name: 'plant-a',
       host: '10.0.1.1',
       tags: ['service.iofog.org/tag: checkout'],
     });
-    const plantB = await createAgent({
+    const plantB = await createAgent(api, {
       name: 'plant-b',
       host: '10.0.1.2',
       tags: ['service.iofog.org/tag: all'],
     });
-    const plantC = await createAgent({ name: 'plant-c', host: '10.0.1.3', tags: ['checkout'] });
+    const plantC = await createAgent(api, { name: 'plant-c', host: '10.0.1.3', tags: ['checkout'] });
     const listenerNames = async (uuid: string) =>
       Object.keys((await routerConfig(uuid)).bridges?.tcpListeners ?? {}).sort();
 

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { armFault, disarmFaults } from '../../shared/faults.js';
 import { type Entry, operatorMerge, operatorTemplate } from '../fixtures/operator-skrouterd.js';
 import { checkoutKubernetesYaml } from '../fixtures/seed-000.js';
+import { createSeedBackend } from '../fixtures/world.js';
 import type { ApiClient } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { type KubeApiserver, startKubeApiserver } from './harness.js';
@@ -138,15 +139,7 @@ beforeAll(async () => {
   });
   api = t.api;
   expect((await api.put('/api/v3/router', { host: 'router.example.com' })).status).toBe(200);
-  expect((await api.post('/api/v3/iofog', { name: 'fog-a', host: '10.0.0.5' })).status).toBe(201);
-  expect((await api.post('/api/v3/application', { name: 'orders' })).status).toBe(201);
-  const microservice = await api.post('/api/v3/microservices', {
-    uuid: '11111111-1111-1111-1111-111111111111',
-    name: 'checkout',
-    application: 'orders',
-    agentName: 'fog-a',
-  });
-  expect(microservice.status).toBe(201);
+  await createSeedBackend(api, []);
 }, 1_800_000);
 
 afterEach(() => {

@@ -7,21 +7,13 @@ import {
   sameRouterConfig,
 } from '../../shared/domain/router-config.js';
 import type { TcpConnector, TcpListener } from '../../shared/domain/router-objects.js';
-
-// Worked objects of seed section "What create writes on the routers".
-const checkoutListener: TcpListener = {
-  name: 'checkout-listener',
-  port: '10024',
-  address: 'checkout',
-};
-
-const checkoutConnector: TcpConnector = {
-  name: 'checkout-connector',
-  host: 'orders.checkout',
-  port: '8080',
-  address: 'checkout',
-  processId: '11111111-1111-1111-1111-111111111111',
-};
+import {
+  backendAgentConfig,
+  checkoutConnector,
+  checkoutListener,
+  remoteHubConfig,
+  secondAgentConfig,
+} from '../fixtures/seed-000.js';
 
 const paymentsConnector: TcpConnector = {
   name: 'payments-connector',
@@ -60,18 +52,7 @@ describe('applyDesiredBridges: seed router config object forms', () => {
     const next = applyDesiredBridges(hub, { listeners: [checkoutListener], connectors: [] });
 
     // Assess
-    expect(next).toStrictEqual({
-      bridges: {
-        tcpListeners: {
-          'checkout-listener': {
-            name: 'checkout-listener',
-            port: '10024',
-            address: 'checkout',
-          },
-        },
-        tcpConnectors: {},
-      },
-    });
+    expect(next).toStrictEqual(remoteHubConfig);
   });
 
   it('writes the seed backend agent router config (connector and, when tags select it, the listener)', () => {
@@ -85,26 +66,7 @@ describe('applyDesiredBridges: seed router config object forms', () => {
     });
 
     // Assess
-    expect(next).toStrictEqual({
-      bridges: {
-        tcpConnectors: {
-          'checkout-connector': {
-            name: 'checkout-connector',
-            host: 'orders.checkout',
-            port: '8080',
-            address: 'checkout',
-            processId: '11111111-1111-1111-1111-111111111111',
-          },
-        },
-        tcpListeners: {
-          'checkout-listener': {
-            name: 'checkout-listener',
-            port: '10024',
-            address: 'checkout',
-          },
-        },
-      },
-    });
+    expect(next).toStrictEqual(backendAgentConfig);
   });
 
   it('writes the backend connector even when the agent tags select nothing', () => {
@@ -128,17 +90,7 @@ describe('applyDesiredBridges: seed router config object forms', () => {
     const next = applyDesiredBridges(secondAgent, { listeners: [checkoutListener], connectors: [] });
 
     // Assess
-    expect(next).toStrictEqual({
-      bridges: {
-        tcpListeners: {
-          'checkout-listener': {
-            name: 'checkout-listener',
-            port: '10024',
-            address: 'checkout',
-          },
-        },
-      },
-    });
+    expect(next).toStrictEqual(secondAgentConfig);
   });
 
   it('puts a k8s connector and the hub listener on the hub (connector placed on the default router)', () => {
