@@ -9,24 +9,7 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-/** Runs `work` over `items` with `clients` concurrent workers. */
-export async function withClients<T, R>(
-  items: T[],
-  clients: number,
-  work: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await work(items[index]!, index);
-      }
-    }),
-  );
-  return results;
-}
+export { withClients } from '../test/support/processes.js';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHub } from '../fixtures/world.js';
 import type { ApiClient } from '../support/client.js';
+import { withClients } from '../support/processes.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 
 type RouterConfig = {
@@ -21,21 +22,6 @@ const agentConfig = async () =>
   (await api.get<RouterConfig>(`/api/v3/iofog/${edgeAgent}/router-config`)).body;
 const listServices = async () => (await api.get<Service[]>('/api/v3/services')).body;
 const sortedKeys = (record: Record<string, unknown> | undefined) => Object.keys(record ?? {}).sort();
-
-/** Runs `work` over `items` with `clients` concurrent workers, each taking the next item. */
-async function withClients<T, R>(items: T[], clients: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await work(items[index]!);
-      }
-    }),
-  );
-  return results;
-}
 
 beforeAll(async () => {
   t = await startTestRuntime({ workerConcurrency: 4 });

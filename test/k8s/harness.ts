@@ -14,10 +14,10 @@ import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { exitedWithin, freeLoopbackPort, pidAlive } from '../support/processes.js';
 
 export interface KubeApiserver {
   /** Base URL of the apiserver, e.g. `https://127.0.0.1:40123`. */
@@ -66,15 +66,6 @@ async function sourceHash(): Promise<string> {
   return hash.digest('hex');
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Takes an exclusive lock file (O_EXCL), waiting for another builder; breaks locks of dead processes. */
@@ -96,7 +87,7 @@ async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
       (s) => Date.now() - s.mtimeMs,
       () => 0,
     );
-    if ((Number.isInteger(holder) && holder > 0 && !isAlive(holder)) || age > LOCK_STALE_MS) {
+    if ((Number.isInteger(holder) && holder > 0 && !pidAlive(holder)) || age > LOCK_STALE_MS) {
       log(`breaking stale build lock ${lockPath} (pid ${holder})`);
       await unlink(lockPath).catch(() => undefined);
       continue;
@@ -175,21 +166,6 @@ export async function ensureKubeApiserverBinary(): Promise<string> {
   }
 }
 
-/** A port that was free on 127.0.0.1 a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
 /**
  * The CA of kube-apiserver's generated self-signed serving certificate: `<cert-dir>/apiserver.crt` holds
  * the serving certificate followed by the CA certificate. Undefined while the file is not (fully) written.
@@ -238,17 +214,6 @@ function kubeconfig(url: string, caFile: string, token: string): string {
   ].join('\n');
 }
 
-function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
 async function tail(path: string, lines = 40): Promise<string> {
   const text = await readFile(path, 'utf8').catch(() => '');
   return text.split('\n').slice(-lines).join('\n');
@@ -293,7 +258,11 @@ async function startOnce(binary: string): Promise<KubeApiserver> {
   const token = randomBytes(32).toString('hex');
   await writeFile(tokenFile, `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
 
-  const [port, etcdClientPort, etcdPeerPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, etcdClientPort, etcdPeerPort] = [
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
+  ];
   const url = `https://127.0.0.1:${port}`;
   const args = [
     `--etcd-data-dir=${etcdDir}`,
@@ -346,9 +315,9 @@ async function startOnce(binary: string): Promise<KubeApiserver> {
       if (!exited) {
         child.stdin?.end(); // --exit-on-stdin-eof: graceful shutdown
         child.kill('SIGTERM');
-        if (!(await waitForExit(child, STOP_GRACE_MS))) {
+        if (!(await exitedWithin(child, STOP_GRACE_MS))) {
           child.kill('SIGKILL');
-          await waitForExit(child, 5_000);
+          await exitedWithin(child, 5_000);
         }
       }
       await new Promise<void>((resolve) => logFile.end(resolve));

@@ -24,3 +24,32 @@ export function exitedWithin(child: ChildProcess, ms: number): Promise<boolean> 
     });
   });
 }
+
+/** Whether a process with this pid exists (one we may not signal counts). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Runs `work` over `items` with `clients` concurrent workers, each taking the next item. */
+export async function withClients<T, R>(
+  items: T[],
+  clients: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await work(items[index]!, index);
+      }
+    }),
+  );
+  return results;
+}

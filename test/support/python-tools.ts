@@ -11,6 +11,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pidAlive } from './processes.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -31,15 +32,6 @@ export function runLogged(tool: string, command: string, args: string[]): Promis
       code === 0 ? resolve() : reject(new Error(`${command} exited with ${code ?? signal}`)),
     );
   });
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
