@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startLocalRuntime } from '../infra/local/runtime.js';
+import { quietSdkVersionWarning } from '../shared/config.js';
 import { ApiClient } from '../test/support/client.js';
 import { type HubDocument, runBurst } from './scenarios/burst.js';
 import { runChurn } from './scenarios/churn.js';
@@ -42,8 +43,7 @@ const settings = {
 // S2 and S3 are about agents and churn, the same on both control planes: on Kubernetes only S1 runs.
 const scenarios = new Set(kubernetes ? ['s1'] : values.scenarios.split(','));
 
-process.env.FOGBRIDGE_METER_USAGE = 'true';
-process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+quietSdkVersionWarning();
 const results: Record<string, unknown> = {
   settings,
   startedAt: new Date().toISOString(),
@@ -58,7 +58,7 @@ async function withRuntime<T>(work: (api: ApiClient, observer: Observer) => Prom
     dataDir,
     workerConcurrency: settings.workers,
     sweepIntervalMs: 10_000,
-    env: kube?.env,
+    env: { FOGBRIDGE_METER_USAGE: 'true', LOG_LEVEL: 'ERROR', ...kube?.env },
   });
   try {
     return await work(
@@ -128,8 +128,8 @@ if (childResult) {
   process.exit(0);
 }
 
-// Each scenario gets a fresh runtime and store, in a process of its own (the handlers read their
-// configuration once per process, and S2's thousand agents must not see S1's services).
+// Each scenario gets a fresh runtime and store, in a process of its own (S2's thousand agents must not
+// see S1's services, and one scenario's garbage and warm caches must not time the next).
 for (const scenario of ['s1', 's2', 's3'].filter((name) => scenarios.has(name))) {
   const out = join(mkdtempSync(join(tmpdir(), 'fogbridge-bench-result-')), 'result.json');
   const args = [

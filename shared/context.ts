@@ -5,7 +5,7 @@ import { type Config, processConfig } from './config.js';
  * What a handler runs with: its configuration and the clients built from it (one DynamoDB client, one SQS
  * client, ... per context). A Lambda function has one, from its environment. The embedded runtime builds
  * one from its own settings and runs every handler invocation inside it, so two runtimes can share a
- * process without sharing an endpoint, a table or a signing key, and nothing writes process.env.
+ * process without sharing an endpoint, a table or a signing key, and nothing writes the environment.
  */
 export interface AppContext {
   readonly config: Config;
