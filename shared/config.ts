@@ -238,6 +238,20 @@ export const SETTINGS = {
     context: { key: 'loadBalancerPollIntervalMs' },
     doc: 'time between them',
   },
+  ROUTER_IMAGE: {
+    schema: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,511}$/, 'must be a container image reference'),
+    default: 'ghcr.io/datasance/router:3.9.0',
+    scope: 'controller',
+    context: { key: 'routerImage' },
+    doc: "image of every agent's router microservice (a multi-architecture image)",
+  },
+  ROUTER_REGISTRY_ID: {
+    schema: int(1, 1_000_000),
+    default: '1',
+    scope: 'controller',
+    context: { key: 'routerRegistryId' },
+    doc: 'registry the router image is pulled from (1: Docker Hub, public)',
+  },
   HOST: { schema: text, default: '127.0.0.1', scope: 'local', doc: 'local runtime listen address' },
   PORT: { schema: int(0, 65535), default: '51121', scope: 'local', doc: 'its port (0 picks a free port)' },
   FOGBRIDGE_DATA_DIR: {
@@ -284,6 +298,8 @@ export type Config = {
   /** Receives before SQS moves a message to its DLQ; must match the queues' redrive policy. */
   maxReceiveCount: number;
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  /** The router system microservice every agent with a router runs. */
+  router: { image: string; registryId: number };
   meterUsage: boolean;
   kubernetes: {
     /** A kubeconfig file (local runs and tests); otherwise the EKS settings below. */
@@ -360,6 +376,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     pendingGraceMs: e.PENDING_GRACE_MS!,
     maxReceiveCount: e.MAX_RECEIVE_COUNT!,
     logLevel: e.LOG_LEVEL!,
+    router: { image: e.ROUTER_IMAGE!, registryId: e.ROUTER_REGISTRY_ID! },
     meterUsage: e.FOGBRIDGE_METER_USAGE!,
     kubernetes: {
       kubeconfig: e.KUBECONFIG,

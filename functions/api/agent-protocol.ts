@@ -4,16 +4,32 @@ import {
   getAgentChanges,
   getAgentMicroservice,
   listAgentMicroservices,
+  listAgentRegistries,
+  readAgentConfig,
+  reportAgentStatus,
+  storeAgentConfig,
 } from '../../shared/commands/agent-protocol.js';
 import { provisionAgent } from '../../shared/commands/provisioning.js';
-import { acknowledgementBody, provisionBody } from '../../shared/domain/agent-protocol-schema.js';
+import {
+  acknowledgementBody,
+  agentDocument,
+  provisionBody,
+} from '../../shared/domain/agent-protocol-schema.js';
 import { httpApi, jsonRequest, reply, routesOf } from '../../shared/http/api.js';
-import { agentMicroserviceView, changesView, provisionedView } from '../../shared/http/api-schemas.js';
+import {
+  agentMicroserviceView,
+  agentRegistryView,
+  changesView,
+  provisionedView,
+} from '../../shared/http/api-schemas.js';
 import { examples } from '../../shared/http/examples.js';
 
 const route = routesOf('agent-protocol');
 
-/** The routes an Edgelet calls, with the reference controller's protocol. */
+/**
+ * The routes an Edgelet calls, with the reference controller's protocol. Every success is 200 with a
+ * JSON object or 204 with nothing: Edgelet's client counts anything else as an error.
+ */
 export const routes = [
   route({
     method: 'POST',
@@ -43,6 +59,70 @@ export const routes = [
       await acknowledgeAgentChanges(agentUuid, body);
       return reply.ok({});
     },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/v3/agent/status',
+    auth: 'agent',
+    summary: "The agent's status report (agent and router health)",
+    request: jsonRequest(agentDocument, { example: examples.agentStatus }),
+    responses: { 204: null },
+    handler: async ({ agentUuid, body }) => {
+      await reportAgentStatus(agentUuid, body);
+      return reply.noContent();
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v3/agent/config',
+    auth: 'agent',
+    summary: "The agent's settings, as it last sent them",
+    responses: { 200: z.record(z.string(), z.unknown()) },
+    handler: async ({ agentUuid }) => reply.ok(await readAgentConfig(agentUuid)),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/v3/agent/config',
+    auth: 'agent',
+    summary: 'The agent reports its settings',
+    request: jsonRequest(agentDocument, { example: examples.agentConfig }),
+    responses: { 204: null },
+    handler: async ({ agentUuid, body }) => {
+      await storeAgentConfig(agentUuid, body);
+      return reply.noContent();
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v3/agent/registries',
+    auth: 'agent',
+    summary: 'The container registries the agent pulls from',
+    responses: { 200: z.object({ registries: z.array(agentRegistryView) }).strict() },
+    handler: async () => reply.ok({ registries: await listAgentRegistries() }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v3/agent/volumeMounts',
+    auth: 'agent',
+    summary: "The agent's volume mounts",
+    responses: { 200: z.object({ volumeMounts: z.array(z.unknown()) }).strict() },
+    handler: async () => reply.ok({ volumeMounts: [] }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v3/agent/models',
+    auth: 'agent',
+    summary: "The agent's models (none)",
+    responses: { 200: z.object({ models: z.array(z.unknown()) }).strict() },
+    handler: async () => reply.ok({ models: [] }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v3/agent/runtimeClasses',
+    auth: 'agent',
+    summary: "The agent's runtime classes (none)",
+    responses: { 200: z.object({ runtimeClasses: z.array(z.unknown()) }).strict() },
+    handler: async () => reply.ok({ runtimeClasses: [] }),
   }),
   route({
     method: 'GET',

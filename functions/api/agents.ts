@@ -2,12 +2,7 @@ import { z } from 'zod';
 import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from '../../shared/commands/agents.js';
 import { issueProvisioningKey } from '../../shared/commands/provisioning.js';
 import { getAgentRouterConfig } from '../../shared/commands/router.js';
-import {
-  createAgentBody,
-  patchAgentBody,
-  rejectAgentUuidChange,
-  stripIgnoredAgentFields,
-} from '../../shared/domain/agent-schema.js';
+import { createAgentBody, patchAgentBody, rejectAgentUuidChange } from '../../shared/domain/agent-schema.js';
 import { httpApi, jsonRequest, reply, routesOf } from '../../shared/http/api.js';
 import {
   agentView,
@@ -33,7 +28,7 @@ export const routes = [
     path: '/api/v3/iofog',
     auth: 'admin',
     summary: 'Create an agent',
-    request: jsonRequest(createAgentBody, { after: stripIgnoredAgentFields, example: examples.agent }),
+    request: jsonRequest(createAgentBody, { example: examples.agent }),
     responses: { 201: createdAgent },
     handler: async ({ body }) => reply.created(await createAgent(body)),
   }),
@@ -50,11 +45,7 @@ export const routes = [
     path: '/api/v3/iofog/{uuid}',
     auth: 'admin',
     summary: 'Update an agent (partial)',
-    request: jsonRequest(patchAgentBody, {
-      before: rejectAgentUuidChange,
-      after: stripIgnoredAgentFields,
-      example: examples.agentPatch,
-    }),
+    request: jsonRequest(patchAgentBody, { before: rejectAgentUuidChange, example: examples.agentPatch }),
     responses: { 204: null },
     handler: async ({ body, param }) => {
       await updateAgent(param('uuid'), body);

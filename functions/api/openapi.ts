@@ -9,6 +9,7 @@ import {
 import { buildOpenApi } from '../../shared/http/openapi.js';
 import * as agentProtocol from './agent-protocol.js';
 import * as agents from './agents.js';
+import * as registries from './registries.js';
 import * as registry from './registry.js';
 import * as router from './router.js';
 import * as services from './services.js';
@@ -48,6 +49,7 @@ export function apiFunctions(): ApiFunction[] {
     ['services', services],
     ['agents', agents],
     ['registry', registry],
+    ['registries', registries],
     ['router', router],
     ['agent-protocol', agentProtocol],
   ];

@@ -10,7 +10,7 @@ import {
 } from '../../shared/commands/services.js';
 import {
   createServiceBody,
-  parseServiceYaml,
+  parseServiceDocument,
   patchServiceBody,
   rejectAssignedFields,
   serviceDocument,
@@ -25,7 +25,7 @@ const route = routesOf('services');
 const serviceYaml = multipartRequest({
   field: 'service',
   document: serviceDocument,
-  parse: parseServiceYaml,
+  parse: parseServiceDocument,
   example: examples.serviceYaml,
 });
 

@@ -48,6 +48,8 @@ const API_NEEDS: Record<ApiFunctionName, Needs> = {
   services: { table: true, sends: ['service', 'fog'], auth: true },
   agents: { table: true, sends: ['service', 'fog'], auth: true },
   registry: { table: true, sends: ['service', 'fog'], auth: true },
+  // Registries only raise agents' change flags (in the table).
+  registries: { table: true, sends: [], auth: true },
   router: { table: true, sends: ['service', 'fog'], auth: true },
   // The Edgelet's routes read and acknowledge; provisioning writes a key. No queue.
   'agent-protocol': { table: true, sends: [], auth: true },

@@ -1,17 +1,27 @@
-import type { AcknowledgementBody } from '../domain/agent-protocol-schema.js';
+import { config } from '../context.js';
+import type { AcknowledgementBody, AgentDocument } from '../domain/agent-protocol-schema.js';
 import { hubRouterKey } from '../domain/placement.js';
 import { NotFoundError, ValidationError } from '../errors.js';
+import { getAgentConfig, putAgentConfig, putAgentStatus } from '../store/agent-reports.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
-import { listMicroservicesByAgent } from '../store/applications.js';
+import { listMicroservicesByAgent, type MicroserviceRow } from '../store/applications.js';
 import { acknowledgeChanges, type ChangeFlag, readChangeFlags } from '../store/changes.js';
+import { getProvisionedArchitecture } from '../store/credentials.js';
+import { type ImageRegistryRow, listImageRegistries } from '../store/image-registries.js';
 import { getDefaultRouter, readRouterConfig } from '../store/routers.js';
 
-/** What GET /api/v3/agent/config/changes answers: every reference flag plus `lastUpdated`. */
+/**
+ * The agent side of the protocol, as Edgelet speaks it (EDGELET-PROTOCOL.md): every answer is a JSON
+ * object (or nothing), flags are booleans, `lastUpdated` is a string, ports are numbers, `config` and
+ * `registryId` have the types Edgelet asserts.
+ */
+
+/** What GET /api/v3/agent/config/changes answers: every reference flag, and the counter as a string. */
 export async function getAgentChanges(
   agentUuid: string,
-): Promise<Record<ChangeFlag, boolean> & { lastUpdated: number }> {
+): Promise<Record<ChangeFlag, boolean> & { lastUpdated: string }> {
   const { flags, lastUpdated } = await readChangeFlags(agentUuid);
-  return { ...flags, lastUpdated };
+  return { ...flags, lastUpdated: String(lastUpdated) };
 }
 
 export async function acknowledgeAgentChanges(
@@ -20,9 +30,35 @@ export async function acknowledgeAgentChanges(
 ): Promise<void> {
   if (!(await acknowledgeChanges(agentUuid, lastUpdated))) {
     throw new ValidationError(
-      `Field 'lastUpdated' is ahead of the changes this agent was shown, got ${lastUpdated}`,
+      `Field 'lastUpdated' is ahead of the changes this agent was shown, got ${JSON.stringify(String(lastUpdated))}`,
     );
   }
+}
+
+/** PUT /agent/status: kept as the agent sent it, with the time it arrived (its "last seen"). */
+export async function reportAgentStatus(agentUuid: string, status: AgentDocument): Promise<void> {
+  await putAgentStatus(agentUuid, { status, lastActive: Date.now() });
+}
+
+/** GET /agent/config: the settings the agent last sent (Edgelet applies the keys it knows). */
+export async function readAgentConfig(agentUuid: string): Promise<Record<string, unknown>> {
+  return (await getAgentConfig(agentUuid))?.config ?? {};
+}
+
+export async function storeAgentConfig(agentUuid: string, settings: AgentDocument): Promise<void> {
+  await putAgentConfig(agentUuid, settings);
+}
+
+/** GET /agent/registries: every registry, with the credentials an agent needs to pull. */
+export async function listAgentRegistries(): Promise<ImageRegistryRow[]> {
+  return (await listImageRegistries()).map(({ createdAt: _createdAt, ...registry }) => registry);
+}
+
+/** A port an Edgelet publishes for a container: numbers, as Edgelet reads them. */
+export interface PortMapping {
+  internal: number;
+  external: number;
+  protocol: 'tcp' | 'udp';
 }
 
 /** A microservice as an Edgelet receives it; `config` is a JSON string. */
@@ -30,12 +66,16 @@ export interface AgentMicroservice {
   uuid: string;
   name: string;
   application: string;
+  imageId: string;
+  registryId: number;
   config: string;
   rebuild: boolean;
   hostNetworkMode: boolean;
-  portMappings: unknown[];
+  isPrivileged: boolean;
+  portMappings: PortMapping[];
   volumeMappings: unknown[];
-  env: unknown[];
+  env: { key: string; value: string }[];
+  capAdd: string[];
   isRouter: boolean;
   isNats: boolean;
 }
@@ -43,26 +83,23 @@ export interface AgentMicroservice {
 /** The router system microservice's uuid on an agent. */
 export const routerMicroserviceUuid = (agentUuid: string) => `${agentUuid}-router`;
 
+/**
+ * The agent's microservices: its router (when it has one) and the registered ones that have an image
+ * for its architecture (the reference skips the others, and so does Edgelet).
+ */
 export async function listAgentMicroservices(agentUuid: string): Promise<AgentMicroservice[]> {
   const agent = await getAgentRow(agentUuid);
   if (!agent) throw new NotFoundError(`Agent with uuid ${agentUuid} not found`);
-  const registered = (await listMicroservicesByAgent(agentUuid)).map(
-    (microservice): AgentMicroservice => ({
-      uuid: microservice.uuid,
-      name: microservice.name,
-      application: microservice.application,
-      config: '{}',
-      rebuild: false,
-      hostNetworkMode: microservice.hostNetworkMode,
-      portMappings: [],
-      volumeMappings: [],
-      env: [],
-      isRouter: false,
-      isNats: false,
-    }),
-  );
-  const router = await routerMicroservice(agent);
-  return router ? [router, ...registered] : registered;
+  const [architecture, registered, router] = await Promise.all([
+    agentArchitecture(agent),
+    listMicroservicesByAgent(agentUuid),
+    routerMicroservice(agent),
+  ]);
+  const runnable = registered.flatMap((row) => {
+    const image = (row.images ?? []).find((candidate) => candidate.fogTypeId === architecture);
+    return image ? [registeredMicroservice(row, image.containerImage)] : [];
+  });
+  return router ? [router, ...runnable] : runnable;
 }
 
 export async function getAgentMicroservice(agentUuid: string, uuid: string): Promise<AgentMicroservice> {
@@ -72,24 +109,71 @@ export async function getAgentMicroservice(agentUuid: string, uuid: string): Pro
   return found;
 }
 
-/** The router system microservice: its config is the router config fogbridge manages, as a JSON string. */
+/** The architecture the agent reported when it provisioned, else the one it was declared with. */
+async function agentArchitecture(agent: AgentRow): Promise<number> {
+  return (await getProvisionedArchitecture(agent.uuid)) ?? agent.fogTypeId ?? 0;
+}
+
+function registeredMicroservice(row: MicroserviceRow, imageId: string): AgentMicroservice {
+  return {
+    uuid: row.uuid,
+    name: row.name,
+    application: row.application,
+    imageId,
+    registryId: row.registryId ?? 1,
+    config: row.config ?? '{}',
+    rebuild: false,
+    hostNetworkMode: row.hostNetworkMode,
+    isPrivileged: false,
+    portMappings: [],
+    volumeMappings: [],
+    env: [],
+    capAdd: [],
+    isRouter: false,
+    isNats: false,
+  };
+}
+
+/** Where the Datasance Router looks for its certificates (one folder per sslProfile). */
+export const SSL_PROFILE_PATH = '/etc/skupper-router-certs';
+
+/**
+ * The router system microservice: the configured router image, the environment the Router container
+ * reads, NET_RAW, and its config (the JSON string of the router config fogbridge manages). An interior
+ * router runs on the host network, so its inter-router and edge ports bind on the node and the
+ * connectors it holds reach local processes at 127.0.0.1.
+ */
 async function routerMicroservice(agent: AgentRow): Promise<AgentMicroservice | undefined> {
   if (agent.routerMode === 'none') return undefined;
   const routerConfig = await readRouterConfig(
     agent.uuid,
     hubRouterKey(await getDefaultRouter()) === agent.uuid,
   );
+  const { image, registryId } = config().router;
+  const interior = agent.routerMode === 'interior';
+  const ports = [agent.messagingPort, ...(interior ? [agent.edgeRouterPort, agent.interRouterPort] : [])];
   return {
     uuid: routerMicroserviceUuid(agent.uuid),
     name: 'router',
     application: `system-${agent.name}`,
+    imageId: image,
+    registryId,
     config: JSON.stringify(routerConfig),
     rebuild: false,
-    // The system agent's router binds the inter-router and edge ports on the host (seed 001).
-    hostNetworkMode: agent.isSystem,
-    portMappings: [],
+    hostNetworkMode: interior,
+    isPrivileged: false,
+    portMappings: ports
+      .filter((port): port is number => typeof port === 'number')
+      .map((port) => ({ internal: port, external: port, protocol: 'tcp' })),
     volumeMappings: [],
-    env: [],
+    env: [
+      { key: 'QDROUTERD_CONF', value: '/tmp/skrouterd.json' },
+      { key: 'QDROUTERD_CONF_TYPE', value: 'json' },
+      { key: 'SKUPPER_SITE_ID', value: agent.uuid },
+      { key: 'SKUPPER_PLATFORM', value: 'pot' },
+      { key: 'SSL_PROFILE_PATH', value: SSL_PROFILE_PATH },
+    ],
+    capAdd: ['NET_RAW'],
     isRouter: true,
     isNats: false,
   };

@@ -8,6 +8,12 @@ import { ConflictError, ContentionError, NotFoundError, ValidationError } from '
 import { enqueueFogReconciles } from '../queue/publishers.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
 import {
+  type AgentStatusRow,
+  deleteAgentReports,
+  getAgentStatus,
+  getAgentStatuses,
+} from '../store/agent-reports.js';
+import {
   type AgentRow,
   claimSystemAgent,
   deleteAgentRow,
@@ -19,12 +25,13 @@ import {
   setAgentTokens,
 } from '../store/agents.js';
 import { deleteMicroservice, listMicroservicesByAgent } from '../store/applications.js';
-import { deleteAgentCredentials } from '../store/credentials.js';
+import { deleteAgentCredentials, getProvisionedArchitecture } from '../store/credentials.js';
 import { deleteDefaultRouter, getDefaultRouter, putDefaultRouterIfAbsent } from '../store/routers.js';
 import { listServicesByHub, listServicesBySite } from '../store/services.js';
+import { routerMicroserviceUuid } from './agent-protocol.js';
 import { findAgent } from './resolve.js';
 
-export interface AgentView {
+export interface AgentView extends AgentHealth {
   uuid: string;
   name: string;
   host: string | null;
@@ -36,11 +43,76 @@ export interface AgentView {
   upstreamRouters: string[];
   isSystem: boolean;
   natsMode: string;
+  /** The architecture: reported at provisioning, else declared (0 unknown, 1 amd64, 2 arm64, 3 riscv64, 4 arm). */
+  fogTypeId: number;
   /** Present when a tag looks like a distribution tag but selects nothing. */
   warnings?: string[];
 }
 
-export function toAgentView(row: AgentRow): AgentView {
+/**
+ * What the agent last reported with PUT /agent/status, in the reference's field names and the types the
+ * Go SDK decodes (integers where it reads int64), and its router's health from the same report.
+ */
+export interface AgentHealth {
+  /** When the last status arrived (epoch ms); null before the first. */
+  lastActive: number | null;
+  daemonStatus: string;
+  daemonOperatingDuration: number | null;
+  lastStatusTime: number | null;
+  ipAddress: string;
+  ipAddressExternal: string;
+  version: string;
+  memoryUsage: number | null;
+  diskUsage: number | null;
+  cpuUsage: number | null;
+  warningMessage: string;
+  /** The router microservice as the agent reports it (`microserviceStatus`), or null. */
+  routerStatus: { status: string; healthStatus: string } | null;
+}
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const integer = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isFinite(value) ? Math.round(value) : null;
+const decimal = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isFinite(value) ? value : null;
+
+/** The router's entry in Edgelet's `microserviceStatus` (a JSON string of an array). */
+function routerHealth(report: Record<string, unknown>, agentUuid: string): AgentHealth['routerStatus'] {
+  if (typeof report.microserviceStatus !== 'string') return null;
+  try {
+    const entries: unknown = JSON.parse(report.microserviceStatus);
+    if (!Array.isArray(entries)) return null;
+    const router = entries.find(
+      (entry): entry is Record<string, unknown> =>
+        !!entry &&
+        typeof entry === 'object' &&
+        (entry as { id?: unknown }).id === routerMicroserviceUuid(agentUuid),
+    );
+    return router ? { status: text(router.status), healthStatus: text(router.healthStatus) } : null;
+  } catch {
+    return null;
+  }
+}
+
+export function toAgentHealth(agentUuid: string, status: AgentStatusRow | undefined): AgentHealth {
+  const report = status?.status ?? {};
+  return {
+    lastActive: status?.lastActive ?? null,
+    daemonStatus: text(report.daemonStatus) || (status ? '' : 'UNKNOWN'),
+    daemonOperatingDuration: integer(report.daemonOperatingDuration),
+    lastStatusTime: integer(report.lastStatusTime),
+    ipAddress: text(report.ipAddress),
+    ipAddressExternal: text(report.ipAddressExternal),
+    version: text(report.version),
+    memoryUsage: decimal(report.memoryUsage),
+    diskUsage: decimal(report.diskUsage),
+    cpuUsage: decimal(report.cpuUsage),
+    warningMessage: text(report.warningMessage),
+    routerStatus: routerHealth(report, agentUuid),
+  };
+}
+
+export function toAgentView(row: AgentRow, status?: AgentStatusRow, architecture?: number): AgentView {
   const view: AgentView = {
     uuid: row.uuid,
     name: row.name,
@@ -53,6 +125,8 @@ export function toAgentView(row: AgentRow): AgentView {
     upstreamRouters: row.upstreamRouters,
     isSystem: row.isSystem,
     natsMode: row.natsMode,
+    fogTypeId: architecture ?? row.fogTypeId ?? 0,
+    ...toAgentHealth(row.uuid, status),
   };
   const warnings = tagWarnings(row.tags);
   if (warnings.length > 0) view.warnings = warnings;
@@ -68,11 +142,15 @@ function tagWarnings(tags: string[]): string[] {
 }
 
 export async function listAgents(): Promise<AgentView[]> {
-  return (await listAgentRows()).map(toAgentView);
+  const rows = await listAgentRows();
+  const statuses = await getAgentStatuses(rows.map((row) => row.uuid));
+  return rows.map((row) => toAgentView(row, statuses.get(row.uuid)));
 }
 
 export async function getAgent(uuid: string): Promise<AgentView> {
-  return toAgentView(await requireAgent(uuid));
+  const row = await requireAgent(uuid);
+  const [status, architecture] = await Promise.all([getAgentStatus(uuid), getProvisionedArchitecture(uuid)]);
+  return toAgentView(row, status, architecture);
 }
 
 async function requireAgent(uuid: string): Promise<AgentRow> {
@@ -110,6 +188,7 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
     upstreamRouters: promote ? [] : await resolveUpstreams(body.upstreamRouters, routerMode, uuid),
     isSystem: promote,
     natsMode: promote ? 'server' : 'leaf',
+    fogTypeId: body.fogType ?? 0,
     generation: 1,
     observedGeneration: 0,
     appliedTokens: [],
@@ -233,6 +312,7 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
       routerMode,
       ...ports,
       upstreamRouters,
+      fogTypeId: patch.fogType ?? row.fogTypeId,
       generation: row.generation + 1,
       updatedAt: new Date().toISOString(),
     };
@@ -284,7 +364,7 @@ export async function deleteAgent(uuid: string): Promise<void> {
     for (const microservice of await listMicroservicesByAgent(uuid)) await deleteMicroservice(microservice);
     await setAgentTokens(uuid, [], row.appliedTokens);
     if (!(await deleteAgentRow(row))) return CONFLICT;
-    await deleteAgentCredentials(uuid);
+    await Promise.all([deleteAgentCredentials(uuid), deleteAgentReports(uuid)]);
     if (row.isSystem) await releaseSystemAgent(uuid);
     if (runsDefaultRouter) await deleteDefaultRouter();
     await enqueueFogReconciles([uuid]);

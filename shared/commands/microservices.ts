@@ -1,64 +1,60 @@
 import { randomUUID } from 'node:crypto';
 import type {
-  CreateApplicationBody,
   CreateMicroserviceBody,
+  MicroserviceDeclaration,
   PatchMicroserviceBody,
 } from '../domain/registry-schema.js';
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
 import {
-  type ApplicationRow,
   deleteMicroservice as deleteMicroserviceRow,
   getApplication,
   getMicroservice as getMicroserviceRow,
-  listApplications,
+  getMicroserviceUuidByName,
   listMicroservices as listMicroserviceRows,
+  listMicroservicesOfApplication,
+  type MicroserviceImage,
   type MicroserviceRow,
-  putNewApplication,
   putNewMicroservice,
   replaceMicroservice,
 } from '../store/applications.js';
 import { raiseChangeFlag } from '../store/changes.js';
+import { getImageRegistry } from '../store/image-registries.js';
 import { listServicesBySite } from '../store/services.js';
 import { findAgent } from './resolve.js';
 import { requeueServices } from './services.js';
 
+/** A microservice as the user API (and the Go SDK's `MicroserviceInfo`) shows it. */
 export interface MicroserviceView {
   uuid: string;
   name: string;
   application: string;
   iofogUuid: string;
   hostNetworkMode: boolean;
+  images: MicroserviceImage[];
+  registryId: number;
+  config: string;
 }
 
-const toView = (row: MicroserviceRow): MicroserviceView => ({
+export const toMicroserviceView = (row: MicroserviceRow): MicroserviceView => ({
   uuid: row.uuid,
   name: row.name,
   application: row.application,
   iofogUuid: row.agentUuid,
   hostNetworkMode: row.hostNetworkMode,
+  images: row.images ?? [],
+  registryId: row.registryId ?? 1,
+  config: row.config ?? '{}',
 });
 
-export async function createApplication({ name }: CreateApplicationBody): Promise<ApplicationRow> {
-  const row = { name, createdAt: new Date().toISOString() };
-  await putNewApplication(row);
-  return row;
+/** Which field a reference came in, so an error names what the user wrote. */
+interface Fields {
+  agent: string;
+  registryId: string;
 }
+const JSON_FIELDS: Fields = { agent: 'agentName', registryId: 'registryId' };
 
-export async function getApplicationByName(name: string): Promise<ApplicationRow> {
-  const row = await getApplication(name);
-  if (!row) throw new NotFoundError(`Application with name ${name} not found`);
-  return row;
-}
-
-export { listApplications };
-
-async function resolveAgentUuid(
-  agentName: string | undefined,
-  iofogUuid: string | undefined,
-): Promise<string> {
-  const reference = iofogUuid ?? agentName;
-  const field = iofogUuid !== undefined ? 'iofogUuid' : 'agentName';
+async function resolveAgentUuid(reference: string | undefined, field: string): Promise<string> {
   if (reference === undefined)
     throw new ValidationError("Required field 'agentName' or 'iofogUuid' is missing");
   const agent = await findAgent(reference);
@@ -66,13 +62,29 @@ async function resolveAgentUuid(
   return agent.uuid;
 }
 
-export async function createMicroservice(body: CreateMicroserviceBody): Promise<{ uuid: string }> {
-  if (!(await getApplication(body.application))) {
+async function requireRegistry(id: number, field: string): Promise<number> {
+  if (!(await getImageRegistry(id))) {
     throw new ValidationError(
-      `Field 'application': application ${JSON.stringify(body.application)} not found`,
+      `Field '${field}': registry ${id} not found (GET /api/v3/registries lists them)`,
     );
   }
-  const agentUuid = await resolveAgentUuid(body.agentName, body.iofogUuid);
+  return id;
+}
+
+async function requireApplication(name: string, field: string): Promise<void> {
+  if (!(await getApplication(name))) {
+    throw new ValidationError(`Field '${field}': application ${JSON.stringify(name)} not found`);
+  }
+}
+
+/** Registers a microservice on an agent, with its images, registry and config. */
+export async function createMicroservice(body: CreateMicroserviceBody): Promise<{ uuid: string }> {
+  await requireApplication(body.application, 'application');
+  const agentUuid = await resolveAgentUuid(
+    body.iofogUuid ?? body.agentName,
+    body.iofogUuid !== undefined ? 'iofogUuid' : 'agentName',
+  );
+  const registryId = await requireRegistry(body.registryId ?? 1, JSON_FIELDS.registryId);
   const now = new Date().toISOString();
   const uuid = body.uuid ?? randomUUID();
   await putNewMicroservice({
@@ -81,6 +93,9 @@ export async function createMicroservice(body: CreateMicroserviceBody): Promise<
     application: body.application,
     agentUuid,
     hostNetworkMode: body.hostNetworkMode ?? false,
+    images: body.images ?? [],
+    registryId,
+    config: body.config ?? '{}',
     createdAt: now,
     updatedAt: now,
     version: 1,
@@ -89,12 +104,16 @@ export async function createMicroservice(body: CreateMicroserviceBody): Promise<
   return { uuid };
 }
 
-export async function listMicroservices(): Promise<MicroserviceView[]> {
-  return (await listMicroserviceRows()).map(toView);
+export async function listMicroservices(application?: string): Promise<MicroserviceView[]> {
+  if (application === undefined) return (await listMicroserviceRows()).map(toMicroserviceView);
+  if (!(await getApplication(application))) {
+    throw new NotFoundError(`Application with name ${application} not found`);
+  }
+  return (await listMicroservicesOfApplication(application)).map(toMicroserviceView);
 }
 
 export async function getMicroservice(uuid: string): Promise<MicroserviceView> {
-  return toView(await requireMicroservice(uuid));
+  return toMicroserviceView(await requireMicroservice(uuid));
 }
 
 async function requireMicroservice(uuid: string): Promise<MicroserviceRow> {
@@ -106,6 +125,7 @@ async function requireMicroservice(uuid: string): Promise<MicroserviceRow> {
 /**
  * Moving a microservice to another agent, or switching its host network mode, changes where and how
  * its services' connectors dial: those services are reconciled (the old site loses the connector).
+ * New images, registry or config reach the agent through its change flags.
  */
 export async function updateMicroservice(uuid: string, patch: PatchMicroserviceBody): Promise<void> {
   if (patch.name !== undefined) {
@@ -113,30 +133,34 @@ export async function updateMicroservice(uuid: string, patch: PatchMicroserviceB
       "Field 'name' cannot be changed: services address the microservice as <application>/<name>",
     );
   }
+  const moving = patch.agentName !== undefined || patch.iofogUuid !== undefined;
+  const agentUuid = moving
+    ? await resolveAgentUuid(
+        patch.iofogUuid ?? patch.agentName,
+        patch.iofogUuid !== undefined ? 'iofogUuid' : 'agentName',
+      )
+    : undefined;
+  if (patch.registryId !== undefined) await requireRegistry(patch.registryId, JSON_FIELDS.registryId);
+  await applyMicroserviceChange(uuid, (row) => ({
+    agentUuid: agentUuid ?? row.agentUuid,
+    hostNetworkMode: patch.hostNetworkMode ?? row.hostNetworkMode,
+    images: patch.images ?? row.images,
+    registryId: patch.registryId ?? row.registryId,
+    config: patch.config ?? row.config,
+  }));
+}
+
+/** Writes a change to a microservice (conditioned on its version) and tells whoever it concerns. */
+async function applyMicroserviceChange(
+  uuid: string,
+  change: (row: MicroserviceRow) => Partial<MicroserviceRow>,
+): Promise<void> {
   await retryOnConflict(
     async () => {
       const row = await requireMicroservice(uuid);
-      const moving = patch.agentName !== undefined || patch.iofogUuid !== undefined;
-      const agentUuid = moving ? await resolveAgentUuid(patch.agentName, patch.iofogUuid) : row.agentUuid;
-      const next: MicroserviceRow = {
-        ...row,
-        agentUuid,
-        hostNetworkMode: patch.hostNetworkMode ?? row.hostNetworkMode,
-        updatedAt: new Date().toISOString(),
-      };
+      const next: MicroserviceRow = { ...row, ...change(row), updatedAt: new Date().toISOString() };
       if (!(await replaceMicroservice(next, row))) return CONFLICT;
-      if (next.agentUuid !== row.agentUuid) {
-        await raiseChangeFlag(row.agentUuid, 'microserviceList');
-        await raiseChangeFlag(next.agentUuid, 'microserviceList');
-      } else if (next.hostNetworkMode !== row.hostNetworkMode) {
-        await raiseChangeFlag(row.agentUuid, 'microserviceConfig');
-      }
-      if (next.agentUuid !== row.agentUuid || next.hostNetworkMode !== row.hostNetworkMode) {
-        const affected = (await listServicesBySite(row.agentUuid)).filter(
-          (service) => service.type === 'microservice' && service.resource === uuid,
-        );
-        await requeueServices(affected, `microservice-${next.version ?? row.version + 1}`);
-      }
+      await announceMicroserviceChange(row, next);
     },
     {
       times: 5,
@@ -146,16 +170,116 @@ export async function updateMicroservice(uuid: string, patch: PatchMicroserviceB
   );
 }
 
-export async function deleteMicroservice(uuid: string): Promise<void> {
-  const row = await requireMicroservice(uuid);
+async function announceMicroserviceChange(row: MicroserviceRow, next: MicroserviceRow): Promise<void> {
+  const moved = next.agentUuid !== row.agentUuid;
+  const runsDifferently =
+    JSON.stringify(next.images) !== JSON.stringify(row.images) || next.registryId !== row.registryId;
+  if (moved) {
+    await raiseChangeFlag(row.agentUuid, 'microserviceList');
+    await raiseChangeFlag(next.agentUuid, 'microserviceList');
+  } else if (runsDifferently) {
+    await raiseChangeFlag(row.agentUuid, 'microserviceList');
+  }
+  if (!moved && (next.hostNetworkMode !== row.hostNetworkMode || next.config !== row.config)) {
+    await raiseChangeFlag(row.agentUuid, 'microserviceConfig');
+  }
+  if (moved || next.hostNetworkMode !== row.hostNetworkMode) {
+    const affected = (await listServicesBySite(row.agentUuid)).filter(
+      (service) => service.type === 'microservice' && service.resource === row.uuid,
+    );
+    await requeueServices(affected, `microservice-${row.version + 1}`);
+  }
+}
+
+/** Refuses to remove a microservice that backs services. */
+export async function checkMicroserviceRemovable(row: MicroserviceRow): Promise<void> {
   const users = (await listServicesBySite(row.agentUuid)).filter(
-    (service) => service.type === 'microservice' && service.resource === uuid,
+    (service) => service.type === 'microservice' && service.resource === row.uuid,
   );
   if (users.length > 0) {
     throw new ConflictError(
       `Microservice ${row.application}/${row.name} backs services ${users.map((s) => s.name).join(', ')}; delete them first`,
     );
   }
+}
+
+export async function deleteMicroservice(uuid: string): Promise<void> {
+  const row = await requireMicroservice(uuid);
+  await checkMicroserviceRemovable(row);
   await deleteMicroserviceRow(row);
   await raiseChangeFlag(row.agentUuid, 'microserviceList');
+}
+
+/** YAML fields are named as the document has them. */
+const yamlFields = (prefix: string): Fields => ({
+  agent: `${prefix}agent.name`,
+  registryId: `${prefix}images.registry`,
+});
+
+/** What a declaration resolves to before anything is written: its agent and registry exist. */
+export async function resolveDeclaration(
+  declaration: Omit<MicroserviceDeclaration, 'application'>,
+  fields: Fields,
+): Promise<{ agentUuid: string; registryId: number }> {
+  return {
+    agentUuid: await resolveAgentUuid(declaration.agentName, fields.agent),
+    registryId: await requireRegistry(declaration.registryId, fields.registryId),
+  };
+}
+
+/**
+ * Creates or updates a microservice from its declaration (a `kind: Microservice` or one of an
+ * Application's microservices): matched by application and name.
+ */
+export async function applyMicroserviceDeclaration(
+  declaration: MicroserviceDeclaration,
+  fields: Fields = yamlFields('spec.'),
+): Promise<{ uuid: string; created: boolean }> {
+  const { agentUuid, registryId } = await resolveDeclaration(declaration, fields);
+  const existing = await getMicroserviceUuidByName(declaration.application, declaration.name);
+  const runtime = {
+    images: declaration.images,
+    registryId,
+    config: declaration.config ?? '{}',
+    hostNetworkMode: declaration.hostNetworkMode,
+  };
+  if (existing) {
+    await applyMicroserviceChange(existing, () => ({ ...runtime, agentUuid }));
+    return { uuid: existing, created: false };
+  }
+  const { uuid } = await createMicroservice({
+    name: declaration.name,
+    application: declaration.application,
+    iofogUuid: agentUuid,
+    ...runtime,
+  });
+  return { uuid, created: true };
+}
+
+/** POST /api/v3/microservices/yaml. */
+export async function createMicroserviceFromYaml(
+  declaration: MicroserviceDeclaration,
+): Promise<{ uuid: string }> {
+  await requireApplication(declaration.application, 'spec.application');
+  if (await getMicroserviceUuidByName(declaration.application, declaration.name)) {
+    throw new ConflictError(
+      `Microservice with name ${declaration.name} already exists in application ${declaration.application}`,
+    );
+  }
+  const { uuid } = await applyMicroserviceDeclaration(declaration);
+  return { uuid };
+}
+
+/** PATCH /api/v3/microservices/yaml/{uuid}: the document must name that microservice. */
+export async function updateMicroserviceFromYaml(
+  uuid: string,
+  declaration: MicroserviceDeclaration,
+): Promise<void> {
+  const row = await requireMicroservice(uuid);
+  if (row.application !== declaration.application || row.name !== declaration.name) {
+    throw new ValidationError(
+      `Microservice in YAML (${declaration.application}/${declaration.name}) doesn't match endpoint path (${row.application}/${row.name})`,
+    );
+  }
+  await applyMicroserviceDeclaration(declaration);
 }

@@ -3,6 +3,7 @@ import { config } from '../context.js';
 import type { ProvisionBody } from '../domain/agent-protocol-schema.js';
 import { AuthenticationError, NotFoundError } from '../errors.js';
 import { getAgentRow } from '../store/agents.js';
+import { raiseChangeFlag } from '../store/changes.js';
 import {
   latestProvisioningKeyHash,
   putAgentPublicKey,
@@ -25,10 +26,13 @@ export async function issueProvisioningKey(
 
 /**
  * Exchanges a provisioning key for an agent identity: a fresh Ed25519 key pair whose private half is
- * returned once (base64 PKCS#8 DER) and never stored. The key is consumed whether or not it is valid.
+ * returned once and never stored, as Edgelet loads it: base64 of the JSON Web Key (`kty` OKP, `crv`
+ * Ed25519, `d` and `x` base64url). The key is consumed whether or not it is valid. Provisioning also
+ * asks the agent to load its registries, volume mounts and microservices (as the reference does).
  */
 export async function provisionAgent({
   key,
+  type,
 }: ProvisionBody): Promise<{ uuid: string; privateKey: string; namespace: string }> {
   const hash = hashKey(key);
   const taken = await takeProvisioningKey(hash);
@@ -38,10 +42,17 @@ export async function provisionAgent({
   if (taken.expiresAt < Date.now()) throw new AuthenticationError('Expired provisioning key');
   if (!(await getAgentRow(taken.agentUuid))) throw new NotFoundError('Invalid provisioning key');
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  await putAgentPublicKey(taken.agentUuid, publicKey.export({ type: 'spki', format: 'pem' }).toString());
+  await putAgentPublicKey(
+    taken.agentUuid,
+    publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    type,
+  );
+  for (const flag of ['registries', 'volumeMounts', 'microserviceList', 'microserviceConfig'] as const) {
+    await raiseChangeFlag(taken.agentUuid, flag);
+  }
   return {
     uuid: taken.agentUuid,
-    privateKey: privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64'),
+    privateKey: Buffer.from(JSON.stringify(privateKey.export({ format: 'jwk' }))).toString('base64'),
     namespace: config().controllerNamespace,
   };
 }

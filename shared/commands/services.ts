@@ -78,7 +78,18 @@ export async function createService(body: CreateServiceBody, source: Source): Pr
   return toServiceView(stored);
 }
 
-export function updateServiceFromJson(name: string, patch: PatchServiceBody): Promise<void> {
+export function updateServiceFromJson(name: string, body: PatchServiceBody): Promise<void> {
+  const { defaultBridgePort, ...patch } = body;
+  if (
+    defaultBridgePort !== undefined &&
+    patch.defaultBridge !== undefined &&
+    defaultBridgePort !== patch.defaultBridge
+  ) {
+    throw new ValidationError(
+      `Fields 'defaultBridge' (${JSON.stringify(patch.defaultBridge)}) and 'defaultBridgePort' (${JSON.stringify(defaultBridgePort)}) disagree; send one`,
+    );
+  }
+  patch.defaultBridge ??= defaultBridgePort;
   if (patch.name !== undefined && patch.name !== name) {
     throw new ValidationError(
       `Field 'name' (${JSON.stringify(patch.name)}) does not match the service in the path (${JSON.stringify(name)}); a service cannot be renamed`,

@@ -1,14 +1,60 @@
 import { z } from 'zod';
+import { architectureType } from './agent-schema.js';
 
-/** POST /api/v3/agent/provision (Edgelet's provisioning call). */
+/**
+ * The bodies Edgelet sends (EDGELET-PROTOCOL.md). Edgelet decodes nothing into structs and sends maps, so
+ * these accept what it sends and report the rest as unknown, never refusing a field it adds later.
+ */
+
+/** POST /api/v3/agent/provision: `{key, type, engine[, flavor]}`; `type` is the architecture 0-4. */
 export const provisionBody = z.strictObject({
-  // The reference takes the agent's architecture type here; fogbridge has no use for it.
-  type: z.union([z.number().int().min(0).max(16), z.string().max(32)]),
   key: z.string().min(1).max(256),
+  type: architectureType,
 });
 
-/** PATCH /api/v3/agent/config/changes: the change counter the agent was shown. */
-export const acknowledgementBody = z.strictObject({ lastUpdated: z.number().int().nonnegative() });
+/**
+ * PATCH /api/v3/agent/config/changes: the `lastUpdated` the agent was shown, sent back verbatim. Edgelet
+ * reads and echoes it as a string (the decimal change counter); an older agent may send the number.
+ */
+export const acknowledgementBody = z.strictObject({
+  lastUpdated: z.union([
+    z
+      .string()
+      .regex(/^\d{1,15}$/, 'must be the change counter the agent was shown (decimal digits)')
+      .transform(Number),
+    z.number().int().nonnegative(),
+  ]),
+});
+
+/** Deepest nesting a status or config document may have (Edgelet's are flat or one level deep). */
+const MAX_DOCUMENT_DEPTH = 4;
+const MAX_DOCUMENT_KEYS = 128;
+
+/** Whether `value` is JSON at most `depth` levels deep (checked without recursion). */
+function shallowJson(value: unknown, depth: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length > 0) {
+    const [current, level] = pending.pop()!;
+    if (current === null || ['string', 'number', 'boolean'].includes(typeof current)) continue;
+    if (typeof current !== 'object' || level >= depth) return false;
+    for (const child of Object.values(current)) pending.push([child, level + 1]);
+  }
+  return true;
+}
+
+/**
+ * A report an agent sends as a map of its own (PUT /agent/status, PATCH /agent/config): kept as sent,
+ * within bounds; fogbridge reads the fields it knows when it shows the agent.
+ */
+export const agentDocument = z
+  .record(z.string().max(128), z.unknown())
+  .refine((document) => Object.keys(document).length <= MAX_DOCUMENT_KEYS, {
+    message: `must have at most ${MAX_DOCUMENT_KEYS} fields`,
+  })
+  .refine((document) => shallowJson(document, MAX_DOCUMENT_DEPTH), {
+    message: `must be JSON at most ${MAX_DOCUMENT_DEPTH} levels deep`,
+  });
 
 export type ProvisionBody = z.output<typeof provisionBody>;
 export type AcknowledgementBody = z.output<typeof acknowledgementBody>;
+export type AgentDocument = z.output<typeof agentDocument>;

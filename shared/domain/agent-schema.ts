@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { tcpPort } from './service-schema.js';
-import { parseWith } from './validation.js';
+import { parseBody } from './validation.js';
 
 export const ROUTER_MODES = ['none', 'edge', 'interior'] as const;
 
@@ -27,47 +27,13 @@ const host = z.string().refine((value) => /^[A-Za-z0-9.:\-[\]]{1,253}$/.test(val
 });
 
 /**
- * Fields the reference API accepts on agents that fogbridge has no use for: accepted and ignored so
- * existing clients (potctl, the console) keep working. Everything else unknown is rejected.
+ * The architecture of an agent, as Edgelet and potctl number it: 0 unknown (potctl's "auto"), 1 amd64
+ * (x86), 2 arm64, 3 riscv64, 4 arm. A microservice runs on an agent only with an image for its type.
  */
-export const IGNORED_AGENT_FIELDS = [
-  'fogType',
-  'natsMode',
-  'natsServerPort',
-  'natsLeafPort',
-  'natsClusterPort',
-  'natsMqttPort',
-  'natsHttpPort',
-  'jsStorageSize',
-  'jsMemoryStoreSize',
-  'upstreamNatsServers',
-  'description',
-  'latitude',
-  'longitude',
-  'dockerUrl',
-  'diskLimit',
-  'diskDirectory',
-  'memoryLimit',
-  'cpuLimit',
-  'logLimit',
-  'logDirectory',
-  'logFileCount',
-  'statusFrequency',
-  'changeFrequency',
-  'deviceScanFrequency',
-  'bluetoothEnabled',
-  'watchdogEnabled',
-  'abstractedHardwareEnabled',
-  'edgeGuardFrequency',
-  'timeZone',
-  'containerEngine',
-  'deploymentType',
-  'dockerPruningFrequency',
-  'availableDiskThreshold',
-  'isActivated',
-] as const;
-
-const ignored = Object.fromEntries(IGNORED_AGENT_FIELDS.map((field) => [field, z.unknown().optional()]));
+export const ARCHITECTURES = { unknown: 0, amd64: 1, arm64: 2, riscv64: 3, arm: 4 } as const;
+export const architectureType = z.number().refine((n) => Number.isInteger(n) && n >= 0 && n <= 4, {
+  message: 'must be an architecture type from 0 to 4 (1 amd64, 2 arm64, 3 riscv64, 4 arm; 0 unknown)',
+});
 
 const agentFields = {
   name: label(64),
@@ -79,11 +45,12 @@ const agentFields = {
   edgeRouterPort: tcpPort.optional(),
   upstreamRouters: z.array(label(64)).max(16, 'must hold at most 16 routers').optional(),
   isSystem: z.boolean().optional(),
+  /** potctl's name for the architecture (0 = auto: the agent reports it when it provisions). */
+  fogType: architectureType.optional(),
 };
 
 /** POST /api/v3/iofog. `uuid` lets a tool import an agent under the uuid it already has. */
 export const createAgentBody = z.strictObject({
-  ...ignored,
   ...agentFields,
   uuid: z
     .string()
@@ -94,24 +61,15 @@ export const createAgentBody = z.strictObject({
 });
 
 export const patchAgentBody = z.strictObject({
-  ...ignored,
   ...agentFields,
   name: agentFields.name.optional(),
 });
 
-type Stripped<T> = Omit<T, (typeof IGNORED_AGENT_FIELDS)[number]>;
-export type CreateAgentBody = Stripped<z.output<typeof createAgentBody>>;
-export type PatchAgentBody = Stripped<z.output<typeof patchAgentBody>>;
-
-/** The body without the fields fogbridge accepts only for compatibility. */
-export function stripIgnoredAgentFields<T extends Record<string, unknown>>(value: T): Stripped<T> {
-  const copy: Record<string, unknown> = { ...value };
-  for (const field of IGNORED_AGENT_FIELDS) delete copy[field];
-  return copy as Stripped<T>;
-}
+export type CreateAgentBody = z.output<typeof createAgentBody>;
+export type PatchAgentBody = z.output<typeof patchAgentBody>;
 
 export function parseCreateAgentBody(body: unknown): CreateAgentBody {
-  return stripIgnoredAgentFields(parseWith(createAgentBody, body));
+  return parseBody(createAgentBody, body).value;
 }
 
 /** An agent's uuid is its identity: a PATCH naming one is refused. */
@@ -123,5 +81,5 @@ export function rejectAgentUuidChange(body: unknown): void {
 
 export function parsePatchAgentBody(body: unknown): PatchAgentBody {
   rejectAgentUuidChange(body);
-  return stripIgnoredAgentFields(parseWith(patchAgentBody, body));
+  return parseBody(patchAgentBody, body).value;
 }

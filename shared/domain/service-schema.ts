@@ -1,4 +1,3 @@
-import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { DEFAULT_ROUTER } from './placement.js';
@@ -10,7 +9,8 @@ import {
   SERVICE_TYPES,
   type ServiceSpec,
 } from './service.js';
-import { firstIssueAsError, parseWith, show } from './validation.js';
+import { type Parsed, parseBody, show } from './validation.js';
+import { loadYamlDocument } from './yaml.js';
 
 /** Numbers may arrive as numeric strings from older clients; anything else is reported as sent. */
 const numericString = (value: unknown) =>
@@ -71,6 +71,8 @@ export const patchServiceBody = z.strictObject({
   servicePort: specFields.servicePort,
   k8sType: specFields.k8sType,
   defaultBridge: specFields.defaultBridge,
+  /** The Go SDK's `ServiceUpdateRequest` spells defaultBridge this way (potctl re-deploys send it). */
+  defaultBridgePort: specFields.defaultBridge,
 });
 
 export type CreateServiceBody = z.output<typeof createServiceBody>;
@@ -89,101 +91,33 @@ export const serviceDocument = z.strictObject({
   spec: z.strictObject(specFields),
 });
 
-/** Largest YAML document accepted (the multipart field `service`). */
-export const MAX_YAML_BYTES = 64 * 1024;
-
-/** A Service document is a few levels deep; anything far deeper is hostile and is refused unparsed. */
-export const MAX_YAML_DEPTH = 32;
-
-/**
- * The deepest nesting of a YAML text: flow brackets and block indentation, outside quotes and
- * comments. An estimate, but one that never under-counts what a parser would have to recurse into.
- */
-export function nestingDepth(source: string): number {
-  let deepest = 0;
-  let flow = 0;
-  for (const line of source.split('\n')) {
-    const indent = line.length - line.trimStart().length;
-    const content = line.trimStart();
-    if (content === '' || content.startsWith('#')) continue;
-    let quote: string | undefined;
-    for (const char of content) {
-      if (quote) {
-        if (char === quote) quote = undefined;
-      } else if (char === '"' || char === "'") quote = char;
-      else if (char === '#') break;
-      else if (char === '[' || char === '{') deepest = Math.max(deepest, ++flow + Math.floor(indent / 2));
-      else if (char === ']' || char === '}') flow = Math.max(0, flow - 1);
-    }
-    deepest = Math.max(deepest, Math.floor(indent / 2) + 1);
+/** Parses a `kind: Service` YAML document: the spec, and the fields it carried that are not modelled. */
+export function parseServiceDocument(source: string): Parsed<CreateServiceBody> {
+  const object = loadYamlDocument(source, 'Service');
+  const spec = object.spec as Record<string, unknown> | null;
+  if (typeof spec === 'object' && spec !== null && 'bridgePort' in spec) {
+    throw new ValidationError(
+      `Field 'spec.bridgePort' is assigned by the controller and cannot be set, got ${show(spec.bridgePort)}`,
+    );
   }
-  return deepest;
+  const { value, unknownFields } = parseBody(serviceDocument, object);
+  const { metadata, spec: fields } = value;
+  return { value: { name: metadata.name, tags: metadata.tags, ...fields }, unknownFields };
 }
 
-/** Parses a `kind: Service` YAML document into a service spec, reporting the first problem precisely. */
+/** The service a `kind: Service` document declares (its unknown fields ignored). */
 export function parseServiceYaml(source: string): CreateServiceBody {
-  if (Buffer.byteLength(source, 'utf8') > MAX_YAML_BYTES) {
-    throw new ValidationError(`Error parsing YAML: document is larger than ${MAX_YAML_BYTES} bytes`);
-  }
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: YAML forbids these and they hint at a binary upload
-  if (source.includes('\uFFFD') || /[\u0000-\u0008\u000e-\u001f]/.test(source)) {
-    throw new ValidationError('Error parsing YAML: the document is not UTF-8 text');
-  }
-  const depth = nestingDepth(source);
-  if (depth > MAX_YAML_DEPTH) {
-    throw new ValidationError(
-      `Error parsing YAML: nesting is ${depth} levels deep; the limit is ${MAX_YAML_DEPTH}`,
-    );
-  }
-  const documents = parseAllDocuments(source, { uniqueKeys: true });
-  if (!Array.isArray(documents)) throw new ValidationError('Error parsing YAML: empty document');
-  if (documents.length === 0) throw new ValidationError('Invalid YAML format: missing kind field');
-  if (documents.length > 1)
-    throw new ValidationError('Error parsing YAML: expected one document, found several');
-  const document = documents[0]!;
-  const error = document.errors[0];
-  if (error)
-    throw new ValidationError(`Error parsing YAML: ${error.message.split('\n')[0]!.replace(/:$/, '')}`);
-  let value: unknown;
-  try {
-    value = document.toJS({ maxAliasCount: 50 });
-  } catch (cause) {
-    throw new ValidationError(`Error parsing YAML: ${(cause as Error).message.split('\n')[0]}`);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ValidationError('Invalid YAML format: missing kind field');
-  }
-  const object = value as Record<string, unknown>;
-  if (object.kind === undefined || object.kind === null)
-    throw new ValidationError('Invalid YAML format: missing kind field');
-  if (object.kind !== 'Service') throw new ValidationError(`Invalid kind ${show(object.kind)}`);
-  if (object.metadata == null || object.spec == null) {
-    throw new ValidationError('Invalid YAML format: missing metadata or spec');
-  }
-  if (typeof object.spec === 'object' && object.spec !== null && 'bridgePort' in object.spec) {
-    throw new ValidationError(
-      `Field 'spec.bridgePort' is assigned by the controller and cannot be set, got ${show((object.spec as Record<string, unknown>).bridgePort)}`,
-    );
-  }
-  const parsed = serviceDocument.safeParse(object);
-  if (!parsed.success) {
-    const unknownTop = parsed.error.issues.find(
-      (issue) => issue.code === 'unrecognized_keys' && issue.path.length > 0,
-    );
-    throw firstIssueAsError(unknownTop ? [unknownTop] : parsed.error.issues, object);
-  }
-  const { metadata, spec } = parsed.data;
-  return { name: metadata.name, tags: metadata.tags, ...spec };
+  return parseServiceDocument(source).value;
 }
 
 export function parseCreateServiceBody(body: unknown): CreateServiceBody {
   rejectAssignedFields(body);
-  return parseWith(createServiceBody, body);
+  return parseBody(createServiceBody, body).value;
 }
 
 export function parsePatchServiceBody(body: unknown): PatchServiceBody {
   rejectAssignedFields(body);
-  return parseWith(patchServiceBody, body);
+  return parseBody(patchServiceBody, body).value;
 }
 
 /** `bridgePort` is the controller's to assign: a body naming it is refused with the value it sent. */

@@ -43,10 +43,64 @@ export function firstIssueAsError(
   }
 }
 
+/** A validated body and the fields it carried that the schema does not model (ignored). */
+export interface Parsed<T> {
+  value: T;
+  unknownFields: string[];
+}
+
+/**
+ * Validates `input` the way Kubernetes does in its "warn" field-validation mode: a field the schema does
+ * not model is ignored and reported in `unknownFields` (dotted paths, under `prefix`); a modelled field
+ * with a bad value is the first problem, thrown as a ValidationError naming the field and the value.
+ */
+export function parseBody<S extends z.ZodType>(schema: S, input: unknown, prefix = ''): Parsed<z.output<S>> {
+  const first = schema.safeParse(input);
+  if (first.success) return { value: first.data, unknownFields: [] };
+  const unknown = first.error.issues.filter(
+    (issue): issue is z.core.$ZodIssueUnrecognizedKeys => issue.code === 'unrecognized_keys',
+  );
+  const problems = first.error.issues.filter((issue) => issue.code !== 'unrecognized_keys');
+  if (problems.length > 0) throw firstIssueAsError(problems, input, prefix);
+  const stripped = withoutUnknownKeys(input, unknown);
+  const second = schema.safeParse(stripped);
+  if (!second.success) throw firstIssueAsError(second.error.issues, stripped, prefix);
+  const base = prefix.split('.').filter(Boolean);
+  return {
+    value: second.data,
+    unknownFields: unknown.flatMap((issue) =>
+      issue.keys.map((key) => [...base, ...issue.path.map(String), key].join('.')),
+    ),
+  };
+}
+
+/** Strict validation: an unknown field is a problem too (for bodies fogbridge itself writes and reads). */
 export function parseWith<S extends z.ZodType>(schema: S, input: unknown, prefix = ''): z.output<S> {
   const result = schema.safeParse(input);
   if (!result.success) throw firstIssueAsError(result.error.issues, input, prefix);
   return result.data;
+}
+
+/** A copy of `input` without the keys the issues name; only the objects on those paths are copied. */
+function withoutUnknownKeys(input: unknown, issues: readonly z.core.$ZodIssueUnrecognizedKeys[]): unknown {
+  const root = { value: input };
+  for (const issue of issues) {
+    let holder: Record<PropertyKey, unknown> = root;
+    let key: PropertyKey = 'value';
+    for (const step of issue.path) {
+      const child = holder[key];
+      const copy = Array.isArray(child) ? [...child] : { ...(child as object) };
+      holder[key] = copy;
+      holder = copy as Record<PropertyKey, unknown>;
+      key = step;
+    }
+    const target = Array.isArray(holder[key])
+      ? [...(holder[key] as unknown[])]
+      : { ...(holder[key] as object) };
+    for (const name of issue.keys) delete (target as Record<string, unknown>)[name];
+    holder[key] = target;
+  }
+  return root.value;
 }
 
 /** A value as it appears in a message: short, quoted, never a whole document. */

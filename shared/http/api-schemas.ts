@@ -39,12 +39,24 @@ export const agentView = z
     upstreamRouters: z.array(z.string()),
     isSystem: z.boolean(),
     natsMode: z.string(),
+    fogTypeId: z.number().int(),
     warnings: z.array(z.string()).optional(),
+    lastActive: z.number().int().nullable(),
+    daemonStatus: z.string(),
+    daemonOperatingDuration: z.number().int().nullable(),
+    lastStatusTime: z.number().int().nullable(),
+    ipAddress: z.string(),
+    ipAddressExternal: z.string(),
+    version: z.string(),
+    memoryUsage: z.number().nullable(),
+    diskUsage: z.number().nullable(),
+    cpuUsage: z.number().nullable(),
+    warningMessage: z.string(),
+    routerStatus: z.object({ status: z.string(), healthStatus: z.string() }).strict().nullable(),
   })
   .strict();
 
 export const createdAgent = z.object({ uuid: z.string(), warnings: z.array(z.string()).optional() }).strict();
-export const applicationView = z.object({ name: z.string(), createdAt: z.string() }).passthrough();
 export const microserviceView = z
   .object({
     uuid: z.string(),
@@ -52,6 +64,19 @@ export const microserviceView = z
     application: z.string(),
     iofogUuid: z.string(),
     hostNetworkMode: z.boolean(),
+    images: z.array(z.object({ containerImage: z.string(), fogTypeId: z.number().int() }).strict()),
+    registryId: z.number().int(),
+    config: z.string(),
+  })
+  .strict();
+export const applicationView = z
+  .object({
+    name: z.string(),
+    description: z.string(),
+    isActivated: z.boolean(),
+    isSystem: z.boolean(),
+    createdAt: z.string(),
+    microservices: z.array(microserviceView),
   })
   .strict();
 export const createdMicroservice = z.object({ uuid: z.string() }).strict();
@@ -91,7 +116,12 @@ export const reconcileAccepted = z
   .object({ name: z.string(), provisioningStatus: z.literal('pending') })
   .strict();
 export const statusView = z
-  .object({ status: z.literal('online'), timestamp: z.number(), uptimeSeconds: z.number() })
+  .object({
+    status: z.literal('online'),
+    timestamp: z.number(),
+    uptimeSec: z.number(),
+    versions: z.object({ controller: z.string(), ecnViewer: z.string(), fogbridge: z.string() }).strict(),
+  })
   .strict();
 export const provisioningKeyView = z.object({ key: z.string(), expirationTime: z.number() }).strict();
 export const provisionedView = z
@@ -100,7 +130,7 @@ export const provisionedView = z
 export const changesView = z
   .object({
     ...Object.fromEntries(CHANGE_FLAGS.map((flag) => [flag, z.boolean()])),
-    lastUpdated: z.number().int(),
+    lastUpdated: z.string(),
   })
   .strict();
 export const agentMicroserviceView = z
@@ -108,13 +138,41 @@ export const agentMicroserviceView = z
     uuid: z.string(),
     name: z.string(),
     application: z.string(),
+    imageId: z.string(),
+    registryId: z.number().int(),
     config: z.string(),
     rebuild: z.boolean(),
     hostNetworkMode: z.boolean(),
-    portMappings: z.array(z.unknown()),
+    isPrivileged: z.boolean(),
+    portMappings: z.array(
+      z
+        .object({ internal: z.number().int(), external: z.number().int(), protocol: z.enum(['tcp', 'udp']) })
+        .strict(),
+    ),
     volumeMappings: z.array(z.unknown()),
-    env: z.array(z.unknown()),
+    env: z.array(z.object({ key: z.string(), value: z.string() }).strict()),
+    capAdd: z.array(z.string()),
     isRouter: z.boolean(),
     isNats: z.boolean(),
+  })
+  .strict();
+export const agentRegistryView = z
+  .object({
+    id: z.number().int(),
+    url: z.string(),
+    isPublic: z.boolean(),
+    username: z.string(),
+    password: z.string(),
+    userEmail: z.string(),
+  })
+  .strict();
+
+export const imageRegistryView = z
+  .object({
+    id: z.number().int(),
+    url: z.string(),
+    isPublic: z.boolean(),
+    username: z.string(),
+    userEmail: z.string(),
   })
   .strict();

@@ -4,7 +4,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { z } from 'zod';
 import { verifyAgentToken } from '../auth/agent-tokens.js';
 import { requireRole, verifyUserToken } from '../auth/user-tokens.js';
-import { parseWith } from '../domain/validation.js';
+import { type Parsed, parseBody } from '../domain/validation.js';
 import {
   NotFoundError,
   PayloadTooLargeError,
@@ -30,6 +30,7 @@ export type ApiFunctionName =
   | 'services'
   | 'agents'
   | 'registry'
+  | 'registries'
   | 'router'
   | 'status'
   | 'openapi'
@@ -39,7 +40,7 @@ export type ApiFunctionName =
 export interface JsonRequest<T> {
   kind: 'json';
   schema: z.ZodType;
-  parse(input: unknown): T;
+  parse(input: unknown): Parsed<T>;
   example?: unknown;
 }
 
@@ -49,7 +50,7 @@ export interface MultipartRequest<T> {
   field: string;
   /** The document's schema (what the YAML must hold). */
   document: z.ZodType;
-  parse(text: string): T;
+  parse(text: string): Parsed<T>;
   example?: string;
 }
 
@@ -107,8 +108,8 @@ export function jsonRequest<S extends z.ZodType, T = z.output<S>>(
     schema,
     parse: (input) => {
       hooks.before?.(input);
-      const value = parseWith(schema, input);
-      return hooks.after ? hooks.after(value) : (value as T);
+      const { value, unknownFields } = parseBody(schema, input);
+      return { value: hooks.after ? hooks.after(value) : (value as T), unknownFields };
     },
     example: hooks.example,
   };
@@ -178,11 +179,35 @@ function jsonBody(event: ApiEvent): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-async function requestBody<B>(event: ApiEvent, request: RequestBody<B> | undefined): Promise<B> {
-  if (!request) return undefined as B;
+async function requestBody<B>(event: ApiEvent, request: RequestBody<B> | undefined): Promise<Parsed<B>> {
+  if (!request) return { value: undefined as B, unknownFields: [] };
   if (request.kind === 'json') return request.parse(jsonBody(event));
   await parseMultipart(event, request.field);
   return request.parse(multipartField(event, request.field));
+}
+
+/** At most this many unknown fields are named one by one; the rest are counted. */
+const MAX_FIELD_WARNINGS = 20;
+
+/**
+ * The `Warning` header of a request that carried fields fogbridge ignored, as Kubernetes words it in its
+ * "warn" field-validation mode: one `299 - "unknown field \"x\""` value per field. Field names come from
+ * the client, so they are reduced to printable ASCII and cut short before they reach a header.
+ */
+export function unknownFieldWarnings(fields: readonly string[]): string | undefined {
+  if (fields.length === 0) return undefined;
+  const quote = (text: string) => `"${text.replace(/["\\]/g, '\\$&')}"`;
+  const printable = (field: string) => {
+    const ascii = field.replace(/[^\x20-\x7e]/g, '?');
+    return ascii.length > 100 ? `${ascii.slice(0, 97)}...` : ascii;
+  };
+  const values = fields
+    .slice(0, MAX_FIELD_WARNINGS)
+    .map((field) => `299 - ${quote(`unknown field "${printable(field)}"`)}`);
+  if (fields.length > MAX_FIELD_WARNINGS) {
+    values.push(`299 - ${quote(`${fields.length - MAX_FIELD_WARNINGS} more unknown fields`)}`);
+  }
+  return values.join(', ');
 }
 
 /** Rejects oversized bodies before anything parses them. */
@@ -235,7 +260,7 @@ function serve<B>(record: RouteRecord<B>) {
     } else if (record.auth !== 'public') {
       requireRole(await verifyUserToken(authorization), record.auth);
     }
-    const body = await requestBody(event, record.request);
+    const { value: body, unknownFields } = await requestBody(event, record.request);
     const answer = await record.handler({
       event,
       body,
@@ -243,7 +268,8 @@ function serve<B>(record: RouteRecord<B>) {
       query: (name) => event.queryStringParameters?.[name],
       agentUuid,
     });
-    return toResult(answer);
+    const warning = unknownFieldWarnings(unknownFields);
+    return toResult(warning ? { ...answer, headers: { ...answer.headers, warning } } : answer);
   };
 }
 

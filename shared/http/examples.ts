@@ -29,15 +29,63 @@ spec:
 `,
   agent: { name: 'fog-a', host: '10.0.0.5', tags: ['service.iofog.org/tag: checkout'] },
   agentPatch: { tags: ['service.iofog.org/tag: checkout', 'service.iofog.org/tag: shop'] },
-  application: { name: 'orders' },
-  microservice: { name: 'checkout', application: 'orders', agentName: 'fog-a', hostNetworkMode: false },
+  application: { name: 'orders', description: 'The orders application' },
+  applicationPatch: { isActivated: true },
+  /** potctl's Application document (its SDK re-serializes it with sorted keys). */
+  applicationYaml: `apiVersion: datasance.com/v3
+kind: Application
+metadata:
+  name: orders
+  namespace: ""
+spec:
+  microservices:
+  - agent:
+      name: fog-a
+    images:
+      arm: ghcr.io/example/checkout:1.0-arm64
+      x86: ghcr.io/example/checkout:1.0
+    name: checkout
+`,
+  microservice: {
+    name: 'checkout',
+    application: 'orders',
+    agentName: 'fog-a',
+    hostNetworkMode: false,
+    images: [{ containerImage: 'ghcr.io/example/checkout:1.0', fogTypeId: 1 }],
+    registryId: 1,
+  },
+  microserviceYaml: `apiVersion: datasance.com/v3
+kind: Microservice
+metadata:
+  name: orders/checkout
+  namespace: ""
+spec:
+  agent:
+    name: fog-a
+  application: orders
+  images:
+    x86: ghcr.io/example/checkout:1.0
+`,
   microservicePatch: { agentName: 'fog-b' },
+  imageRegistry: { url: 'registry.example.com', isPublic: false, username: 'puller', password: 'secret' },
   defaultRouter: {
     host: 'router.example.com',
     messagingPort: 5671,
     interRouterPort: 55671,
     edgeRouterPort: 45671,
   },
-  provision: { type: 1, key: 'Y2hhbmdlLW1lLXRvLWEta2V5' },
-  acknowledgement: { lastUpdated: 7 },
+  /** Edgelet also sends `engine` (and some builds `flavor`): ignored, with a Warning header. */
+  provision: { key: 'Y2hhbmdlLW1lLXRvLWEta2V5', type: 1 },
+  /** Edgelet sends back the `lastUpdated` string it was shown. */
+  acknowledgement: { lastUpdated: '7' },
+  agentStatus: {
+    daemonStatus: 'RUNNING',
+    daemonOperatingDuration: 3600000,
+    warningMessage: 'HEALTHY',
+    cpuUsage: 3.5,
+    microserviceStatus: '[{"id":"fog-a-router","status":"RUNNING","healthStatus":"HEALTHY"}]',
+    ipAddress: '10.0.0.5',
+    version: '1.1.0',
+  },
+  agentConfig: { networkInterface: 'eth0', statusFrequency: 10, changeFrequency: 20, logLevel: 'INFO' },
 } as const;

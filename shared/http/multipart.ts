@@ -1,6 +1,6 @@
 import type middy from '@middy/core';
 import httpMultipartBodyParser from '@middy/http-multipart-body-parser';
-import { MAX_YAML_BYTES } from '../domain/service-schema.js';
+import { MAX_YAML_BYTES } from '../domain/yaml.js';
 import { UnsupportedMediaTypeError, ValidationError } from '../errors.js';
 import type { ApiEvent, ApiResult } from './api.js';
 

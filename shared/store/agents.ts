@@ -17,6 +17,8 @@ export interface AgentRow {
   upstreamRouters: string[];
   isSystem: boolean;
   natsMode: string;
+  /** The architecture it was declared with (potctl's `fogType`; 0 = the agent reports it). */
+  fogTypeId?: number;
   generation: number;
   observedGeneration: number;
   /** Distribution tokens the token index holds for this agent (maintained by fog reconcile). */

@@ -8,11 +8,21 @@ import {
   tableName,
   withoutKeys,
 } from './client.js';
-import { queryIndex } from './query.js';
+import { queryIndex, queryIndexPrefix } from './query.js';
 
 export interface ApplicationRow {
   name: string;
+  description?: string;
+  /** potctl starts and stops an application; stored as the reference does (no effect on routing). */
+  isActivated?: boolean;
   createdAt: string;
+  updatedAt?: string;
+}
+
+export interface MicroserviceImage {
+  containerImage: string;
+  /** The agent architecture this image is for (1 amd64, 2 arm64, 3 riscv64, 4 arm). */
+  fogTypeId: number;
 }
 
 export interface MicroserviceRow {
@@ -21,6 +31,12 @@ export interface MicroserviceRow {
   application: string;
   agentUuid: string;
   hostNetworkMode: boolean;
+  /** One image per architecture; rows written before images were kept have none. */
+  images?: MicroserviceImage[];
+  /** The container registry of the images (1: Docker Hub). */
+  registryId?: number;
+  /** The JSON string the Edgelet hands the container. */
+  config?: string;
   createdAt: string;
   updatedAt: string;
   version: number;
@@ -38,6 +54,20 @@ export async function putNewApplication(row: ApplicationRow): Promise<void> {
     { ...keys.application(row.name), ...row, GSI1PK: 'APP', GSI1SK: row.name },
     `Application with name ${row.name} already exists`,
   );
+}
+
+/** Replaces an application's row (description, activation); its name never changes. */
+export async function putApplication(row: ApplicationRow): Promise<void> {
+  await documentClient().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.application(row.name), ...row, GSI1PK: 'APP', GSI1SK: row.name },
+    }),
+  );
+}
+
+export async function deleteApplicationRow(name: string): Promise<void> {
+  await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: keys.application(name) }));
 }
 
 export async function listApplications(): Promise<ApplicationRow[]> {
@@ -78,6 +108,14 @@ export async function getMicroserviceUuidByName(
 export async function listMicroservices(): Promise<MicroserviceRow[]> {
   const items = await queryIndex<Record<string, unknown>>(indexes.byKind, 'MS');
   return items.map((item) => withoutKeys<MicroserviceRow>(item)!);
+}
+
+/** The microservices of one application, by name. */
+export async function listMicroservicesOfApplication(application: string): Promise<MicroserviceRow[]> {
+  const items = await queryIndexPrefix<Record<string, unknown>>(indexes.byKind, 'MS', `${application}/`);
+  return items
+    .map((item) => withoutKeys<MicroserviceRow>(item)!)
+    .filter((row) => row.application === application);
 }
 
 export async function listMicroservicesByAgent(agentUuid: string): Promise<MicroserviceRow[]> {

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   type DeleteCommand,
   DynamoDBDocumentClient,
+  GetCommand,
   PutCommand,
   type UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -74,6 +75,14 @@ export async function putNewItem(item: Record<string, unknown>, conflict: string
   if (!written) throw new ConflictError(conflict);
 }
 
+/** One item by its key, read consistently, without its key and index attributes. */
+export async function getItem<T>(key: { PK: string; SK: string }): Promise<T | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }),
+  );
+  return withoutKeys<T>(Item);
+}
+
 /** Item keys. One table: a partition key and a sort key, plus four overloaded GSIs. */
 export const keys = {
   service: (name: string) => ({ PK: `SVC#${name}`, SK: 'SVC' }),
@@ -93,6 +102,10 @@ export const keys = {
   changes: (agentUuid: string) => ({ PK: `CHANGES#${agentUuid}`, SK: 'CHANGES' }),
   portClaim: (port: number) => ({ PK: 'PORTS', SK: `PORT#${String(port).padStart(5, '0')}` }),
   lock: (name: string) => ({ PK: `LOCK#${name}`, SK: 'LOCK' }),
+  imageRegistry: (id: number) => ({ PK: `REGISTRY#${id}`, SK: 'REGISTRY' }),
+  imageRegistrySequence: () => ({ PK: 'REGISTRYSEQ', SK: 'SEQ' }),
+  agentStatus: (agentUuid: string) => ({ PK: `AGENTSTATUS#${agentUuid}`, SK: 'STATUS' }),
+  agentConfig: (agentUuid: string) => ({ PK: `AGENTCONFIG#${agentUuid}`, SK: 'CONFIG' }),
 };
 
 /** Index names and what they serve. */

@@ -50,14 +50,39 @@ export async function takeProvisioningKey(
   }
 }
 
-/** The agent's public key (SPKI PEM); the private half never reaches the store. */
-export async function putAgentPublicKey(agentUuid: string, publicKeyPem: string): Promise<void> {
+/**
+ * The agent's identity as it provisioned: its public key (SPKI PEM; the private half never reaches the
+ * store) and the architecture it reported, which picks its microservices' images.
+ */
+export async function putAgentPublicKey(
+  agentUuid: string,
+  publicKeyPem: string,
+  architecture: number,
+): Promise<void> {
   await documentClient().send(
     new PutCommand({
       TableName: tableName(),
-      Item: { PK: `AGENTKEY#${agentUuid}`, SK: 'KEY', publicKeyPem, updatedAt: new Date().toISOString() },
+      Item: {
+        PK: `AGENTKEY#${agentUuid}`,
+        SK: 'KEY',
+        publicKeyPem,
+        architecture,
+        updatedAt: new Date().toISOString(),
+      },
     }),
   );
+}
+
+/** The architecture the agent reported when it provisioned (undefined before that). */
+export async function getProvisionedArchitecture(agentUuid: string): Promise<number | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: { PK: `AGENTKEY#${agentUuid}`, SK: 'KEY' },
+      ConsistentRead: true,
+    }),
+  );
+  return Item?.architecture as number | undefined;
 }
 
 export async function getAgentPublicKey(agentUuid: string): Promise<string | undefined> {

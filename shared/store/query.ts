@@ -26,6 +26,17 @@ export function queryIndex<T>(index: string, partition: string, consistent = fal
   });
 }
 
+/** Items of an index partition whose sort key starts with `prefix`. */
+export function queryIndexPrefix<T>(index: string, partition: string, prefix: string): Promise<T[]> {
+  const n = index.replace('GSI', '');
+  return queryAll<T>({
+    IndexName: index,
+    KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+    ExpressionAttributeNames: { '#pk': `GSI${n}PK`, '#sk': `GSI${n}SK` },
+    ExpressionAttributeValues: { ':pk': partition, ':prefix': prefix },
+  });
+}
+
 export function queryPartition<T>(pk: string): Promise<T[]> {
   return queryAll<T>({
     KeyConditionExpression: 'PK = :pk',

@@ -1,46 +1,92 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutListener } from '../fixtures/seed-000.js';
-import { createHub } from '../fixtures/world.js';
+import { createAgent, createHub } from '../fixtures/world.js';
 import type { ApiClient } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { ScriptedAgent } from '../support/scripted-agent.js';
+import { EdgeletError, ScriptedAgent } from '../support/scripted-agent.js';
 
+/**
+ * The agent routes driven exactly as Edgelet drives them (test/support/scripted-agent.ts follows
+ * EDGELET-PROTOCOL.md and Edgelet's source), for an edge agent and for the system agent.
+ */
 const poll = { timeout: 60_000, interval: 100 };
 let t: TestRuntime;
 let api: ApiClient;
-let agent: ScriptedAgent;
+let edge: ScriptedAgent;
+let system: ScriptedAgent;
+/** The two agents, by the name the test titles use (resolved when a test runs, after beforeAll). */
+const AGENTS = ['the edge agent', 'the system agent'] as const;
+const agentNamed = (name: (typeof AGENTS)[number]) => (name === 'the edge agent' ? edge : system);
+
+async function provision(uuid: string): Promise<ScriptedAgent> {
+  const key = await api.get<{ key: string }>(`/api/v3/iofog/${uuid}/provisioning-key`);
+  expect(key.status).toBe(200);
+  const agent = new ScriptedAgent(t.runtime.url);
+  await agent.provision(key.body.key, 1);
+  return agent;
+}
+
+/** Every answer Edgelet got was one its client counts as success. */
+const allSucceeded = (agent: ScriptedAgent) =>
+  expect(agent.exchanges.filter((exchange) => !/-> (200|204)$/.test(exchange))).toEqual([]);
 
 beforeAll(async () => {
   t = await startTestRuntime();
   api = t.api;
-  await createHub(api);
-  const created = await api.post<{ uuid: string }>('/api/v3/iofog', {
+  const hub = await createHub(api);
+  const edgeUuid = await createAgent(api, {
     name: 'edge-checkout',
     host: '10.0.0.5',
     tags: ['service.iofog.org/tag: checkout'],
   });
-  const key = await api.get<{ key: string; expirationTime: number }>(
-    `/api/v3/iofog/${created.body.uuid}/provisioning-key`,
-  );
-  agent = new ScriptedAgent(t.runtime.url);
-  const provisioned = await agent.provision(key.body.key);
-  expect(provisioned.status).toBe(200);
-  expect(provisioned.body.uuid).toBe(created.body.uuid);
-  // Start from a clean slate, as an Edgelet does after its first full pull.
-  await agent.poll();
+  [edge, system] = [await provision(edgeUuid), await provision(hub)];
 });
 
 afterAll(async () => {
   await t?.stop();
 });
 
-describe('an Edgelet pulling its router config through the agent API', () => {
-  it('answers every reference change flag, all false when nothing changed', async () => {
+describe('provisioning and the first changes tick, as Edgelet does them', () => {
+  it.each(AGENTS)(
+    'provisions %s with a key Edgelet can sign with, and reports to the controller',
+    async (name) => {
+      const agent = agentNamed(name);
+      // Assess: provision() loaded the JWK with Edgelet's rule, signed the config and status calls with it
+      expect(agent.uuid).not.toBe('');
+      expect(agent.namespace).toBe('default');
+      expect(agent.exchanges.slice(0, 3)).toEqual([
+        'POST provision -> 200',
+        'PATCH config -> 204',
+        'PUT status -> 204',
+      ]);
+      expect(await agent.ping()).toBe(true);
+    },
+  );
+
+  it.each(AGENTS)(
+    'ends initialization on the first tick for %s, acknowledging with the string it was shown',
+    async (name) => {
+      const agent = agentNamed(name);
+      // Act
+      const tick = await agent.poll();
+
+      // Assess
+      expect(tick.flags).toMatchObject({ registries: true, volumeMounts: true, microserviceList: true });
+      expect(tick.acknowledged).toBe(true);
+      expect(agent.initialization).toBe(false);
+      const { flags, lastUpdated } = await agent.changes();
+      expect(lastUpdated).toMatch(/^\d+$/);
+      expect(Object.values(flags).every((flag) => flag === false)).toBe(true);
+      allSucceeded(agent);
+    },
+  );
+
+  it('answers every reference change flag as a boolean and lastUpdated as a string', async () => {
     // Act
-    const changes = await agent.changes();
+    const { raw } = await edge.changes();
 
     // Assess
-    expect(changes).toEqual({
+    expect(raw).toEqual({
       config: false,
       version: false,
       reboot: false,
@@ -58,11 +104,144 @@ describe('an Edgelet pulling its router config through the agent API', () => {
       execSessions: false,
       microserviceLogs: false,
       fogLogs: false,
-      lastUpdated: changes.lastUpdated,
+      lastUpdated: expect.stringMatching(/^\d+$/),
     });
   });
 
-  it('raises microserviceConfig when a checkout service is created, and the pulled config holds checkout-listener', async () => {
+  it('serves the registries with numeric ids, the built-in Docker Hub and cache first', async () => {
+    // Act
+    const registries = await edge.loadRegistries();
+
+    // Assess
+    expect(registries.slice(0, 2)).toEqual([
+      { id: 1, url: 'registry.hub.docker.com', isPublic: true },
+      { id: 2, url: 'from_cache', isPublic: true },
+    ]);
+  });
+
+  it('answers volume mounts, models and runtime classes with (empty) lists', async () => {
+    // Act / Assess
+    expect(await edge.loadVolumeMounts()).toEqual([]);
+    expect(await edge.request('GET', 'models')).toEqual({ models: [] });
+    expect(await edge.request('GET', 'runtimeClasses')).toEqual({ runtimeClasses: [] });
+  });
+});
+
+describe('microservices an Edgelet can run', () => {
+  it.each(AGENTS)(
+    'gives %s exactly one router, which passes Edgelet parsing and registry resolution',
+    async (name) => {
+      const agent = agentNamed(name);
+      // Act
+      const list = await agent.loadMicroservices();
+
+      // Assess
+      const routers = list.filter((microservice) => microservice.isRouter);
+      expect(routers).toHaveLength(1);
+      const router = routers[0]!;
+      expect(router).toMatchObject({
+        uuid: `${agent.uuid}-router`,
+        name: 'router',
+        imageId: 'ghcr.io/datasance/router:3.9.0',
+        registryId: 1,
+        capAdd: ['NET_RAW'],
+        // An interior router (the system agent) runs on the host network.
+        hostNetworkMode: name === 'the system agent',
+      });
+      expect(router.env).toEqual([
+        { key: 'QDROUTERD_CONF', value: '/tmp/skrouterd.json' },
+        { key: 'QDROUTERD_CONF_TYPE', value: 'json' },
+        { key: 'SKUPPER_SITE_ID', value: agent.uuid },
+        { key: 'SKUPPER_PLATFORM', value: 'pot' },
+        { key: 'SSL_PROFILE_PATH', value: '/etc/skupper-router-certs' },
+      ]);
+      expect(agent.resolveRegistry(router)).toMatchObject({ id: 1 });
+      expect(agent.routerConfig()).toEqual((await api.get(`/api/v3/iofog/${agent.uuid}/router-config`)).body);
+    },
+  );
+
+  it('delivers a registered microservice with the image for the agent architecture, and skips one without', async () => {
+    // Prepare
+    expect((await api.post('/api/v3/application', { name: 'orders' })).status).toBe(201);
+    const both = await api.post<{ uuid: string }>('/api/v3/microservices', {
+      name: 'checkout',
+      application: 'orders',
+      iofogUuid: edge.uuid,
+      images: [
+        { containerImage: 'ghcr.io/example/checkout:1.0', fogTypeId: 1 },
+        { containerImage: 'ghcr.io/example/checkout:1.0-arm64', fogTypeId: 2 },
+      ],
+      registryId: 2,
+      config: { greeting: 'hello' },
+    });
+    const armOnly = await api.post('/api/v3/microservices', {
+      name: 'arm-only',
+      application: 'orders',
+      iofogUuid: edge.uuid,
+      images: [{ containerImage: 'ghcr.io/example/arm-only:1.0', fogTypeId: 2 }],
+    });
+    expect([both.status, armOnly.status]).toEqual([201, 201]);
+
+    // Act
+    const tick = await edge.poll();
+
+    // Assess
+    expect(tick.flags.microserviceList).toBe(true);
+    const checkout = edge.microservices.find((microservice) => microservice.name === 'checkout');
+    expect(checkout).toMatchObject({
+      uuid: both.body.uuid,
+      imageId: 'ghcr.io/example/checkout:1.0',
+      registryId: 2,
+      application: 'orders',
+      isRouter: false,
+    });
+    expect(JSON.parse(checkout!.config)).toEqual({ greeting: 'hello' });
+    expect(edge.resolveRegistry(checkout!)).toMatchObject({ id: 2 });
+    expect(edge.microservices.map((microservice) => microservice.name).sort()).toEqual([
+      'checkout',
+      'router',
+    ]);
+    expect(await edge.request('GET', `microservices/${both.body.uuid}`)).toMatchObject({
+      microservice: { uuid: both.body.uuid, imageId: 'ghcr.io/example/checkout:1.0' },
+    });
+    allSucceeded(edge);
+  });
+});
+
+describe('status and settings reach the controller', () => {
+  it('shows the last status report, the agent health and its router health on the agent', async () => {
+    // Prepare
+    await edge.loadMicroservices();
+
+    // Act
+    await edge.reportStatus({ daemonStatus: 'RUNNING', cpuUsage: 7.25 });
+    const { body } = await api.get<Record<string, unknown>>(`/api/v3/iofog/${edge.uuid}`);
+    const list = await api.get<{ fogs: Record<string, unknown>[] }>('/api/v3/iofog-list');
+
+    // Assess
+    expect(body).toMatchObject({
+      daemonStatus: 'RUNNING',
+      cpuUsage: 7.25,
+      ipAddress: '10.0.0.5',
+      version: '1.1.0',
+      fogTypeId: 1,
+      routerStatus: { status: 'RUNNING', healthStatus: 'HEALTHY' },
+    });
+    expect(Date.now() - Number(body.lastActive)).toBeLessThan(60_000);
+    expect(list.body.fogs.find((fog) => fog.uuid === edge.uuid)).toMatchObject({ daemonStatus: 'RUNNING' });
+  });
+
+  it('answers GET /agent/config with the settings the agent sent', async () => {
+    // Act
+    const settings = await edge.request('GET', 'config');
+
+    // Assess
+    expect(settings).toEqual({ networkInterface: 'eth0', statusFrequency: 10, changeFrequency: 20 });
+  });
+});
+
+describe('an Edgelet pulling its router config', () => {
+  it('raises microserviceConfig when a checkout service is created; the pulled config holds checkout-listener', async () => {
     // Act
     const created = await api.post('/api/v3/services', {
       name: 'checkout',
@@ -74,10 +253,11 @@ describe('an Edgelet pulling its router config through the agent API', () => {
 
     // Assess
     expect(created.status).toBe(201);
-    await expect.poll(async () => (await agent.changes()).microserviceConfig, poll).toBe(true);
-    const { routerConfig } = await agent.poll();
+    await expect.poll(async () => (await edge.changes()).flags.microserviceConfig, poll).toBe(true);
+    const { routerConfig, acknowledged } = await edge.poll();
+    expect(acknowledged).toBe(true);
     expect(routerConfig).toEqual({ bridges: { tcpListeners: { 'checkout-listener': checkoutListener } } });
-    expect((await agent.changes()).microserviceConfig).toBe(false);
+    expect((await edge.changes()).flags.microserviceConfig).toBe(false);
   });
 
   it('raises the flag again on delete, and the listener is gone from the pulled config', async () => {
@@ -85,85 +265,52 @@ describe('an Edgelet pulling its router config through the agent API', () => {
     expect((await api.delete('/api/v3/services/checkout')).status).toBe(204);
 
     // Assess
-    await expect.poll(async () => (await agent.changes()).microserviceConfig, poll).toBe(true);
-    const { routerConfig } = await agent.poll();
+    await expect.poll(async () => (await edge.changes()).flags.microserviceConfig, poll).toBe(true);
+    const { routerConfig } = await edge.poll();
     expect(routerConfig).toEqual({ bridges: { tcpListeners: {} } });
+    allSucceeded(edge);
   });
 
   it('never acknowledges away a change written after the agent read the flags', async () => {
     // Prepare: the agent reads the flags ...
-    const seen = await agent.changes();
+    const seen = await edge.changes();
 
     // Act: ... a change lands before it acknowledges what it saw
-    expect(
-      (
-        await api.post('/api/v3/services', {
-          name: 'late',
-          type: 'external',
-          resource: 'late.example.com',
-          targetPort: 80,
-          tags: ['checkout'],
-        })
-      ).status,
-    ).toBe(201);
-    await expect.poll(async () => (await agent.changes()).microserviceConfig, poll).toBe(true);
-    expect(await agent.acknowledge(seen.lastUpdated)).toBe(200);
+    const created = await api.post('/api/v3/services', {
+      name: 'late',
+      type: 'external',
+      resource: 'late.example.com',
+      targetPort: 80,
+      tags: ['checkout'],
+    });
+    expect(created.status).toBe(201);
+    await expect.poll(async () => (await edge.changes()).flags.microserviceConfig, poll).toBe(true);
+    await edge.request('PATCH', 'config/changes', { lastUpdated: seen.lastUpdated });
 
     // Assess
-    expect((await agent.changes()).microserviceConfig).toBe(true);
-    expect(
-      Object.keys(((await agent.routerConfig()).bridges as { tcpListeners: object }).tcpListeners),
-    ).toEqual(['late-listener']);
+    expect((await edge.changes()).flags.microserviceConfig).toBe(true);
+    await edge.loadMicroservices();
+    const bridges = edge.routerConfig()?.bridges as { tcpListeners: object } | undefined;
+    expect(Object.keys(bridges?.tcpListeners ?? {})).toEqual(['late-listener']);
   });
 
-  it('refuses to acknowledge changes the agent was never shown', async () => {
+  it('refuses to acknowledge changes the agent was never shown, and takes an older agent number', async () => {
     // Prepare
-    const { lastUpdated } = await agent.changes();
+    const { lastUpdated } = await edge.changes();
+    const ahead = String(Number(lastUpdated) + 1000);
 
     // Act
-    const response = await (await agent.client()).patch('/api/v3/agent/config/changes', {
-      lastUpdated: lastUpdated + 1000,
-    });
+    const refused = await edge.request('PATCH', 'config/changes', { lastUpdated: ahead }).catch((e) => e);
+    const asNumber = await edge.request('PATCH', 'config/changes', { lastUpdated: Number(lastUpdated) });
 
     // Assess
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual({
+    expect(refused).toBeInstanceOf(EdgeletError);
+    expect((refused as EdgeletError).status).toBe(400);
+    expect(JSON.parse((refused as EdgeletError).body)).toEqual({
       name: 'ValidationError',
-      message: `Field 'lastUpdated' is ahead of the changes this agent was shown, got ${lastUpdated + 1000}`,
+      message: `Field 'lastUpdated' is ahead of the changes this agent was shown, got "${ahead}"`,
     });
-    expect((await agent.changes()).lastUpdated).toBe(lastUpdated);
-  });
-
-  it('lists the router system microservice with its config as a JSON string, and its registry microservices', async () => {
-    // Prepare
-    expect((await api.post('/api/v3/application', { name: 'orders' })).status).toBe(201);
-    const ms = await api.post<{ uuid: string }>('/api/v3/microservices', {
-      name: 'checkout',
-      application: 'orders',
-      iofogUuid: agent.uuid,
-    });
-
-    // Act
-    const list = await agent.microservices();
-    const one = await (await agent.client()).get<{ microservice: { uuid: string } }>(
-      `/api/v3/agent/microservices/${ms.body.uuid}`,
-    );
-
-    // Assess
-    const router = list.find((microservice) => microservice.isRouter)!;
-    expect(router).toMatchObject({
-      uuid: `${agent.uuid}-router`,
-      name: 'router',
-      application: 'system-edge-checkout',
-      isRouter: true,
-    });
-    expect(typeof router.config).toBe('string');
-    expect(JSON.parse(router.config)).toEqual(
-      (await api.get(`/api/v3/iofog/${agent.uuid}/router-config`)).body,
-    );
-    expect(list.map((microservice) => microservice.name).sort()).toEqual(['checkout', 'router']);
-    expect(one.status).toBe(200);
-    expect(one.body.microservice.uuid).toBe(ms.body.uuid);
-    expect((await agent.changes()).microserviceList).toBe(true);
+    expect(asNumber).toEqual({});
+    expect((await edge.changes()).lastUpdated).toBe(lastUpdated);
   });
 });

@@ -184,12 +184,6 @@ const cases: BadInputCase[] = [
     expectedBody: { name: 'ValidationError', message: /^Error parsing YAML: Excessive alias count/ },
   },
   {
-    title: 'YAML with tags under spec instead of metadata',
-    request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({ tags: ['orders-api'] }) },
-    expectedStatus: 400,
-    expectedBody: { name: 'ValidationError', message: "Unknown field 'spec.tags'" },
-  },
-  {
     title: 'YAML without spec.targetPort',
     request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({ targetPort: undefined }) },
     expectedStatus: 400,
@@ -422,12 +416,6 @@ const cases: BadInputCase[] = [
   },
 
   // --- JSON bodies ---------------------------------------------------------------------------------
-  {
-    title: 'unknown JSON field foo',
-    request: { method: 'POST', path: SERVICES, json: validJson({ foo: 1 }) },
-    expectedStatus: 400,
-    expectedBody: { name: 'ValidationError', message: "Unknown field 'foo'" },
-  },
   {
     title: 'bridgePort in the JSON body',
     request: { method: 'POST', path: SERVICES, json: validJson({ bridgePort: 10100 }) },
@@ -780,16 +768,6 @@ const cases: BadInputCase[] = [
       message: /^Request body is \d+ bytes; the limit is 262144 bytes$/,
     },
   },
-  {
-    title: 'an unknown field at the top of a YAML document',
-    request: {
-      method: 'POST',
-      path: SERVICES_YAML,
-      yaml: serviceYaml({}, {}, { status: { phase: 'ready' } }),
-    },
-    expectedStatus: 400,
-    expectedBody: { name: 'ValidationError', message: "Unknown field 'status'" },
-  },
 
   // --- last: when this case fails it has written a service, which must not disturb the cases above ----
   {
@@ -883,5 +861,93 @@ describe('bad input is rejected with a documented 4xx, a precise message, and no
     });
     expect.soft(response.text).not.toMatch(/stack/i);
     expect(await snapshot()).toEqual(before);
+  });
+});
+
+/**
+ * Spec decision 5: an unknown field is accepted, ignored and reported in a `Warning` header, as
+ * Kubernetes does in its "warn" field-validation mode. The request does exactly what it would without
+ * the field.
+ */
+describe('unknown fields are accepted, ignored and warned about', () => {
+  const warning = (...fields: string[]) =>
+    fields.map((field) => `299 - "unknown field \\"${field}\\""`).join(', ');
+
+  it.each<{ title: string; request: BadRequest; without: BadRequest; fields: string[] }>([
+    {
+      title: 'YAML with tags under spec instead of metadata',
+      request: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml({ tags: ['orders-api'] }) },
+      without: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml() },
+      fields: ['spec.tags'],
+    },
+    {
+      title: 'an unknown JSON field foo',
+      request: { method: 'POST', path: SERVICES, json: validJson({ foo: 1 }) },
+      without: { method: 'POST', path: SERVICES, json: validJson() },
+      fields: ['foo'],
+    },
+    {
+      title: 'an unknown field at the top of a YAML document, and one under metadata',
+      request: {
+        method: 'POST',
+        path: SERVICES_YAML,
+        yaml: serviceYaml({}, { labels: { app: 'x' } }, { status: { phase: 'ready' } }),
+      },
+      without: { method: 'POST', path: SERVICES_YAML, yaml: serviceYaml() },
+      fields: ['metadata.labels', 'status'],
+    },
+  ])(
+    '$title: 201, a Warning per field, and the service as if the field were absent',
+    async ({ request, without, fields }) => {
+      // Prepare
+      const before = await snapshot();
+
+      // Act
+      const withField = await send(request);
+      const created = await api.get(`${SERVICES}/orders-api`);
+      expect((await api.delete(`${SERVICES}/orders-api`)).status).toBe(204);
+      await eventually(
+        async () => ((await api.get(`${SERVICES}/orders-api`)).status === 404 ? true : undefined),
+        'the delete',
+      );
+      const plain = await send(without);
+      const expected = await api.get(`${SERVICES}/orders-api`);
+      expect((await api.delete(`${SERVICES}/orders-api`)).status).toBe(204);
+      await eventually(
+        async () => ((await api.get(`${SERVICES}/orders-api`)).status === 404 ? true : undefined),
+        'the delete',
+      );
+
+      // Assess
+      expect(withField.status).toBe(201);
+      expect(withField.headers.get('warning')).toBe(warning(...fields));
+      expect(plain.headers.get('warning')).toBeNull();
+      const comparable = (view: unknown) => ({
+        ...(view as object),
+        bridgePort: 0,
+        provisioningStatus: '',
+        serviceEndpoint: '',
+      });
+      expect(comparable(created.body)).toEqual(comparable(expected.body));
+      expect(await snapshot()).toEqual(before);
+    },
+  );
+
+  it('PATCH with an unknown field changes only the known ones, with a Warning', async () => {
+    // Prepare
+    const before = (await api.get<Record<string, unknown>>(`${SERVICES}/checkout`)).body;
+
+    // Act
+    const response = await api.patch(`${SERVICES}/checkout`, { tags: ['checkout', 'shop'], colour: 'blue' });
+    const after = (await api.get<Record<string, unknown>>(`${SERVICES}/checkout`)).body;
+    await api.patch(`${SERVICES}/checkout`, { tags: before.tags });
+
+    // Assess
+    expect(response.status).toBe(204);
+    expect(response.headers.get('warning')).toBe(warning('colour'));
+    expect({ ...after, provisioningStatus: before.provisioningStatus }).toEqual({
+      ...before,
+      tags: ['checkout', 'shop'],
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { createPrivateKey, type KeyObject, randomUUID } from 'node:crypto';
+import { type KeyObject, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { createAgent, createHub } from '../fixtures/world.js';
 import { ApiClient, type ApiResponse, eventually } from '../support/client.js';
 import { type RuntimeProcess, spawnRuntime, waitForExit } from '../support/process.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { ScriptedAgent } from '../support/scripted-agent.js';
+import { loadEdgeletKey, ScriptedAgent } from '../support/scripted-agent.js';
 
 /**
  * Authentication and authorization through real HTTP against the local runtime: every refused request
@@ -122,15 +122,9 @@ async function issueKey(uuid: string): Promise<ProvisioningKey> {
 async function provisionedAgent(uuid: string): Promise<{ agent: ScriptedAgent; privateKey: KeyObject }> {
   const agent = new ScriptedAgent(t.runtime.url);
   const { key } = await issueKey(uuid);
-  const response = await agent.provision(key);
-  expect(response.status).toBe(200);
-  secrets.push({ label: `private key of ${uuid}`, value: response.body.privateKey });
-  const privateKey = createPrivateKey({
-    key: Buffer.from(response.body.privateKey, 'base64'),
-    format: 'der',
-    type: 'pkcs8',
-  });
-  return { agent, privateKey };
+  const provisioned = await agent.provision(key);
+  secrets.push({ label: `private key of ${uuid}`, value: String(provisioned.privateKey) });
+  return { agent, privateKey: loadEdgeletKey(String(provisioned.privateKey)) };
 }
 
 /** A token the agent signed, remembered as a secret. */
@@ -156,15 +150,19 @@ beforeAll(async () => {
   uuids.b = await createAgent(api, { name: 'edge-b', host: '10.0.0.12' });
   uuids.c = await createAgent(api, { name: 'edge-c', host: '10.0.0.13' });
   expect((await api.post('/api/v3/application', { name: 'orders' })).status).toBe(201);
+  // With an image for the agents' architecture (they provision as amd64), so each agent runs its own.
+  const images = [{ containerImage: 'ghcr.io/example/app:1.0', fogTypeId: 1 }];
   const onA = await api.post<{ uuid: string }>('/api/v3/microservices', {
     name: 'collector',
     application: 'orders',
     agentName: 'edge-a',
+    images,
   });
   const onB = await api.post<{ uuid: string }>('/api/v3/microservices', {
     name: 'worker',
     application: 'orders',
     agentName: 'edge-b',
+    images,
   });
   expect([onA.status, onB.status]).toEqual([201, 201]);
   microserviceOnA = onA.body.uuid;
@@ -547,11 +545,11 @@ describe('provisioning', () => {
     expect(Object.keys(response.body).sort()).toEqual(['namespace', 'privateKey', 'uuid']);
     expect(response.body.uuid).toBe(uuids.c);
     expect(response.body.namespace).toBe('default');
-    const privateKey = createPrivateKey({
-      key: Buffer.from(response.body.privateKey, 'base64'),
-      format: 'der',
-      type: 'pkcs8',
-    });
+    // Edgelet's format: base64 of the JSON Web Key of the Ed25519 key pair
+    const jwk = JSON.parse(Buffer.from(response.body.privateKey, 'base64').toString('utf8'));
+    expect(Object.keys(jwk).sort()).toEqual(['crv', 'd', 'kty', 'x']);
+    expect(jwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519' });
+    const privateKey = loadEdgeletKey(response.body.privateKey);
     expect(privateKey.asymmetricKeyType).toBe('ed25519');
     const token = await new SignJWT({})
       .setProtectedHeader({ alg: 'EdDSA' })
@@ -741,8 +739,7 @@ describe('the runtime output at DEBUG level', () => {
     leaks.push({ label: 'outstanding provisioning key', value: outstanding.body.key });
     const agent = new ScriptedAgent(child.url);
     const provisioned = await agent.provision(issued.body.key);
-    expect(provisioned.status).toBe(200);
-    leaks.push({ label: 'private key', value: provisioned.body.privateKey });
+    leaks.push({ label: 'private key', value: String(provisioned.privateKey) });
     const agentTokens = [
       await agent.token(),
       await agent.token(),

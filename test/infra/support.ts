@@ -4,6 +4,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { routes as agentProtocolRoutes } from '../../functions/api/agent-protocol.js';
 import { routes as agentsRoutes } from '../../functions/api/agents.js';
 import { routes as openapiRoutes } from '../../functions/api/openapi.js';
+import { routes as registriesRoutes } from '../../functions/api/registries.js';
 import { routes as registryRoutes } from '../../functions/api/registry.js';
 import { routes as routerRoutes } from '../../functions/api/router.js';
 import { routes as servicesRoutes } from '../../functions/api/services.js';
@@ -49,6 +50,7 @@ const MODULE_ROUTES: Record<ApiFunctionName, readonly AnyRouteRecord[]> = {
   services: servicesRoutes,
   agents: agentsRoutes,
   registry: registryRoutes,
+  registries: registriesRoutes,
   router: routerRoutes,
   status: statusRoutes,
   openapi: openapiRoutes,

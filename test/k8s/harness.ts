@@ -9,7 +9,7 @@
 //   FOGBRIDGE_CACHE_DIR      where built binaries are cached (default ~/.cache/fogbridge)
 //   FOGBRIDGE_KUBE_LOG=1     stream the apiserver's log to stderr (it is always kept in <tmp>/apiserver.log)
 //   GO                       the go command to build with (default `go` on PATH)
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';

@@ -3,6 +3,7 @@ export interface ApiResponse<T = unknown> {
   status: number;
   body: T;
   text: string;
+  headers: Headers;
 }
 
 export class ApiClient {
@@ -34,7 +35,7 @@ export class ApiClient {
     } catch {
       // not JSON; leave the text
     }
-    return { status: response.status, body: parsed as T, text };
+    return { status: response.status, body: parsed as T, text, headers: response.headers };
   }
 
   get<T = unknown>(path: string) {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  createAgentBody,
   DEFAULT_ROUTER_PORTS,
-  IGNORED_AGENT_FIELDS,
   parseCreateAgentBody,
   parsePatchAgentBody,
   ROUTER_MODES,
 } from '../../shared/domain/agent-schema.js';
+import { parseBody } from '../../shared/domain/validation.js';
 import { ValidationError } from '../../shared/errors.js';
 
 /** Runs `act`, expecting a ValidationError with exactly `message`. */
@@ -41,13 +42,21 @@ describe('agent schema constants', () => {
     });
   });
 
-  it.each(['fogType', 'isActivated', 'natsMode', 'natsServerPort', 'natsLeafPort'])(
-    'keeps %s on the allow-list of ignored reference fields (Spec decision 5)',
+  it.each(['isActivated', 'natsMode', 'natsServerPort', 'natsLeafPort', 'colour'])(
+    'ignores %s and reports it as an unknown field (Spec decision 5, warn mode)',
     (field) => {
-      // Act / Assess
-      expect(IGNORED_AGENT_FIELDS).toContain(field);
+      // Act
+      const parsed = parseBody(createAgentBody, { ...test1, [field]: 1 });
+
+      // Assess
+      expect(parsed).toStrictEqual({ value: test1, unknownFields: [field] });
     },
   );
+
+  it('takes potctl fogType as the declared architecture', () => {
+    // Act / Assess
+    expect(parseCreateAgentBody({ ...test1, fogType: 2 })).toStrictEqual({ ...test1, fogType: 2 });
+  });
 });
 
 describe('parseCreateAgentBody', () => {
@@ -67,7 +76,7 @@ describe('parseCreateAgentBody', () => {
     expect(parseCreateAgentBody({ ...test1, routerMode }).routerMode).toBe(routerMode);
   });
 
-  it('accepts and drops the reference fields fogbridge has no use for (Spec decision 5)', () => {
+  it('accepts and drops the reference fields fogbridge does not model (Spec decision 5)', () => {
     // Prepare
     const body = {
       ...test1,
@@ -86,6 +95,7 @@ describe('parseCreateAgentBody', () => {
     expect(parsed).toStrictEqual({
       name: 'test-1',
       tags: ['service.iofog.org/tag: checkout', 'genertic-agent-tag'],
+      fogType: 0,
     });
   });
 
@@ -110,7 +120,11 @@ describe('parseCreateAgentBody', () => {
   });
 
   it.each<[string, Record<string, unknown>, string]>([
-    ['an unknown field', { colour: 'blue' }, "Unknown field 'colour'"],
+    [
+      'fogType outside 0-4',
+      { fogType: 7 },
+      "Field 'fogType' must be an architecture type from 0 to 4 (1 amd64, 2 arm64, 3 riscv64, 4 arm; 0 unknown), got 7",
+    ],
     [
       'routerMode outside the enum',
       { routerMode: 'hub' },
@@ -157,7 +171,7 @@ describe('parsePatchAgentBody', () => {
   it.each<[string, Record<string, unknown>, Record<string, unknown>]>([
     ['an empty body', {}, {}],
     ['new tags only', { tags: ['service.iofog.org/tag: all'] }, { tags: ['service.iofog.org/tag: all'] }],
-    ['an ignored field only', { natsMode: 'server' }, {}],
+    ['an unknown field only (ignored)', { natsMode: 'server' }, {}],
   ])('keeps %s as sent', (_case, body, parsed) => {
     // Act / Assess
     expect(parsePatchAgentBody(body)).toStrictEqual(parsed);
@@ -165,7 +179,6 @@ describe('parsePatchAgentBody', () => {
 
   it.each<[string, Record<string, unknown>, string]>([
     ['uuid', { uuid: 'fog-b' }, "Field 'uuid' cannot be changed"],
-    ['an unknown field', { label: 'x' }, "Unknown field 'label'"],
     [
       'routerMode outside the enum',
       { routerMode: 'Edge' },

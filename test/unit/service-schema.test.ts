@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   type CreateServiceBody,
+  createServiceBody,
   parseCreateServiceBody,
   parsePatchServiceBody,
+  parseServiceDocument,
   parseServiceYaml,
   toServiceSpec,
 } from '../../shared/domain/service-schema.js';
+import { parseBody } from '../../shared/domain/validation.js';
 import { ValidationError } from '../../shared/errors.js';
 import { checkoutKubernetesYaml, checkoutYaml, paymentsYaml } from '../fixtures/seed-000.js';
 
@@ -334,42 +337,35 @@ describe('parseServiceYaml: unknown and assigned fields', () => {
       'spec.tags (tags live under metadata.tags, not spec)',
       '  targetPort: 8080\n',
       '  targetPort: 8080\n  tags:\n    - checkout\n',
-      "Unknown field 'spec.tags'",
+      'spec.tags',
     ],
-    [
-      'spec.hostPort',
-      '  targetPort: 8080\n',
-      '  targetPort: 8080\n  hostPort: 80\n',
-      "Unknown field 'spec.hostPort'",
-    ],
+    ['spec.hostPort', '  targetPort: 8080\n', '  targetPort: 8080\n  hostPort: 80\n', 'spec.hostPort'],
     [
       'spec.serviceEndpoint (assigned)',
       '  targetPort: 8080\n',
       '  targetPort: 8080\n  serviceEndpoint: 198.51.100.7\n',
-      "Unknown field 'spec.serviceEndpoint'",
+      'spec.serviceEndpoint',
     ],
     [
       'spec.provisioningStatus (assigned)',
       '  targetPort: 8080\n',
       '  targetPort: 8080\n  provisioningStatus: ready\n',
-      "Unknown field 'spec.provisioningStatus'",
+      'spec.provisioningStatus',
     ],
     [
       'metadata.labels',
       '  name: checkout\n',
       '  name: checkout\n  labels:\n    app: checkout\n',
-      "Unknown field 'metadata.labels'",
+      'metadata.labels',
     ],
-    // Spec decision 5: unknown request fields are rejected with 400 naming the field.
-    [
-      'a top-level field',
-      'kind: Service\n',
-      'kind: Service\nstatus:\n  ready: true\n',
-      "Unknown field 'status'",
-    ],
-  ])('rejects the unknown field %s', (_case, line, replacement, message) => {
-    // Act / Assess
-    expectValidationError(() => parseServiceYaml(edit(REMOTE_YAML, line, replacement)), message);
+    // Spec decision 5: unknown fields are accepted, ignored and reported (Kubernetes' warn mode).
+    ['a top-level field', 'kind: Service\n', 'kind: Service\nstatus:\n  ready: true\n', 'status'],
+  ])('ignores the unknown field %s and reports it', (_case, line, replacement, field) => {
+    // Act
+    const parsed = parseServiceDocument(edit(REMOTE_YAML, line, replacement));
+
+    // Assess
+    expect(parsed).toStrictEqual({ value: parseServiceYaml(REMOTE_YAML), unknownFields: [field] });
   });
 });
 
@@ -543,6 +539,18 @@ describe('parseCreateServiceBody (POST /api/v3/services JSON)', () => {
     expect(body).toStrictEqual(checkout);
   });
 
+  it.each<[string, Record<string, unknown>, string[]]>([
+    ['an unknown field', { colour: 'blue' }, ['colour']],
+    ['the assigned serviceEndpoint', { serviceEndpoint: '198.51.100.7' }, ['serviceEndpoint']],
+    ['the assigned provisioningStatus', { provisioningStatus: 'ready' }, ['provisioningStatus']],
+  ])('ignores %s and reports it (Spec decision 5, warn mode)', (_case, change, unknownFields) => {
+    // Act
+    const parsed = parseBody(createServiceBody, { ...checkout, ...change });
+
+    // Assess
+    expect(parsed).toStrictEqual({ value: checkout, unknownFields });
+  });
+
   it('accepts the numeric string "8080" as port 8080', () => {
     // Act
     const body = parseCreateServiceBody({ ...checkout, targetPort: '8080', servicePort: '80' });
@@ -571,9 +579,6 @@ describe('parseCreateServiceBody (POST /api/v3/services JSON)', () => {
       `Field 'k8sType' is not one of enum values: LoadBalancer,ClusterIP,NodePort (got "Ingress")`,
     ],
     ['tags as a string', { tags: 'checkout' }, `Field 'tags' must be an array, got "checkout"`],
-    ['unknown field', { colour: 'blue' }, "Unknown field 'colour'"],
-    ['assigned serviceEndpoint', { serviceEndpoint: '198.51.100.7' }, "Unknown field 'serviceEndpoint'"],
-    ['assigned provisioningStatus', { provisioningStatus: 'ready' }, "Unknown field 'provisioningStatus'"],
     [
       'assigned bridgePort',
       { bridgePort: 10024 },
@@ -611,7 +616,6 @@ describe('parsePatchServiceBody (PATCH /api/v3/services/{name} JSON, Spec decisi
       { bridgePort: 10025 },
       "Field 'bridgePort' is assigned by the controller and cannot be set, got 10025",
     ],
-    ['unknown field', { port: 80 }, "Unknown field 'port'"],
     ['reserved name', { name: 'kubernetes' }, `Field 'name' ${RESERVED_MESSAGE}, got "kubernetes"`],
     ['targetPort 0', { targetPort: 0 }, `Field 'targetPort' ${PORT_MESSAGE}, got 0`],
     ['servicePort 70000', { servicePort: 70000 }, `Field 'servicePort' ${PORT_MESSAGE}, got 70000`],
