@@ -17,6 +17,7 @@ import { createTableInput } from '../../shared/store/table.js';
 import { apiGatewayAdapter, type HttpHandler } from './api-gateway.js';
 import { setUpLocalAuth } from './auth.js';
 import { ensureQueues, type QueueUrls } from './queues.js';
+import { rebuildIndexEntries } from './reindex.js';
 import { type SqsHandler, startSqsPoller } from './sqs-poller.js';
 
 export interface LocalRuntimeOptions {
@@ -92,10 +93,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     auth,
   };
   const context = createContext(config);
-  await ensureTable(
-    new DynamoDBClient({ region, endpoint: dynamodbEndpoint, credentials: LOCAL_CREDENTIALS }),
-    config.tableName,
-  );
+  const dynamoClient = new DynamoDBClient({
+    region,
+    endpoint: dynamodbEndpoint,
+    credentials: LOCAL_CREDENTIALS,
+  });
+  await ensureTable(dynamoClient, config.tableName);
+  const strayIndexEntries = await rebuildIndexEntries(dynamoClient, config.tableName);
+  if (strayIndexEntries > 0)
+    runInContext(context, () => logger.warn('removed stray index entries', { strayIndexEntries }));
+  dynamoClient.destroy();
 
   const inContext =
     <E, R>(handler: (event: E, lambdaContext: never) => Promise<R>) =>

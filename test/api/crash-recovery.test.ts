@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startLocalRuntime } from '../../infra/local/runtime.js';
 import { createHub } from '../fixtures/world.js';
 import { ApiClient } from '../support/client.js';
 import { type RuntimeProcess, spawnRuntime, waitForExit } from '../support/process.js';
@@ -9,6 +11,7 @@ import { type RuntimeProcess, spawnRuntime, waitForExit } from '../support/proce
 type Service = { name: string; bridgePort: number; provisioningStatus: string };
 type RouterConfig = { bridges?: { tcpListeners?: Record<string, { port: string }> } };
 
+const QUIET = { LOG_LEVEL: 'ERROR' };
 const dataDir = mkdtempSync(join(tmpdir(), 'fogbridge-crash-'));
 const running: RuntimeProcess[] = [];
 
@@ -84,5 +87,47 @@ describe('a runtime killed during a burst of creates', () => {
     for (const service of services) {
       expect(hub.bridges?.tcpListeners?.[`${service.name}-listener`]?.port).toBe(String(service.bridgePort));
     }
+  });
+});
+
+describe('index entries a kill left behind in the embedded store', () => {
+  it('are rebuilt at start-up: a lost entry comes back, a stray one goes', async () => {
+    // Prepare: three services, then the runtime stops and the store is edited the way a kill between an
+    // item write and its index writes leaves it.
+    const folder = mkdtempSync(join(tmpdir(), 'fogbridge-reindex-'));
+    const first = await startLocalRuntime({ host: '127.0.0.1', port: 0, dataDir: folder, env: QUIET });
+    const api = new ApiClient(first.url, first.adminToken);
+    await createHub(api);
+    for (const name of ['kept', 'unlisted', 'ghost'])
+      expect(
+        (
+          await api.post('/api/v3/services', {
+            name,
+            type: 'external',
+            resource: `${name}.example.com`,
+            targetPort: 80,
+          })
+        ).status,
+      ).toBe(201);
+    await first.stop();
+    const store = new Level<string, { PK?: { S?: string } }>(join(folder, 'dynamodb'), {
+      valueEncoding: 'json',
+    });
+    for await (const [key, value] of store.iterator()) {
+      // 'unlisted' lost its by-kind index entry; 'ghost' kept its index entries but lost the item itself.
+      if (key.startsWith('index-global~') && key.includes('~GSI1~') && value.PK?.S === 'SVC#unlisted')
+        await store.del(key);
+      if (key.startsWith('item-') && value.PK?.S === 'SVC#ghost') await store.del(key);
+    }
+    await store.close();
+
+    // Act
+    const second = await startLocalRuntime({ host: '127.0.0.1', port: 0, dataDir: folder, env: QUIET });
+    const listed = await new ApiClient(second.url, second.adminToken).get<Service[]>('/api/v3/services');
+    await second.stop();
+    rmSync(folder, { recursive: true, force: true });
+
+    // Assess
+    expect(listed.body.map((service) => service.name)).toEqual(['kept', 'unlisted']);
   });
 });
