@@ -2,7 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import dynalite from 'dynalite';
 import { startFauxqs } from 'fauxqs';
@@ -98,10 +103,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     endpoint: dynamodbEndpoint,
     credentials: LOCAL_CREDENTIALS,
   });
-  await ensureTable(dynamoClient, config.tableName);
-  const strayIndexEntries = await rebuildIndexEntries(dynamoClient, config.tableName);
-  if (strayIndexEntries > 0)
-    runInContext(context, () => logger.warn('removed stray index entries', { strayIndexEntries }));
+  // A table that was already there may hold what a killed process left half-written.
+  if (!(await ensureTable(dynamoClient, config.tableName))) {
+    const strayIndexEntries = await rebuildIndexEntries(dynamoClient, config.tableName);
+    if (strayIndexEntries > 0)
+      runInContext(context, () => logger.warn('removed stray index entries', { strayIndexEntries }));
+  }
   dynamoClient.destroy();
 
   const inContext =
@@ -193,13 +200,19 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   };
 }
 
-async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+/** Creates the table unless it exists; true when it was created (so it is empty). */
+async function ensureTable(client: DynamoDBClient, tableName: string): Promise<boolean> {
   try {
     await client.send(new DescribeTableCommand({ TableName: tableName }));
+    return false;
   } catch (error) {
     if ((error as Error).name !== 'ResourceNotFoundException') throw error;
     await client.send(new CreateTableCommand(createTableInput(tableName)));
-  } finally {
-    client.destroy();
+    // The embedded store activates a new table on a timer; nothing may read it before.
+    await waitUntilTableExists(
+      { client, maxWaitTime: 10, minDelay: 1, maxDelay: 1 },
+      { TableName: tableName },
+    );
+    return true;
   }
 }
