@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type AddressDenyList, DEFAULT_DENIED_ADDRESSES, parseAddressDenyList } from './domain/hosts.js';
 
 /**
  * Every environment variable fogbridge reads, in one list, parsed once. A bad value fails at start-up with
@@ -194,6 +195,13 @@ export const SETTINGS = {
     context: { key: 'agentTokenMaxLifetimeSeconds' },
     doc: 'longest agent token accepted (`exp − iat`)',
   },
+  USER_TOKEN_MAX_LIFETIME_SECONDS: {
+    schema: int(60, 31_536_000),
+    default: '604800',
+    scope: 'auth',
+    context: { key: 'userTokenMaxLifetimeSeconds' },
+    doc: 'longest user token accepted (`exp − iat`, or `exp − now` without `iat`)',
+  },
   PROVISIONING_KEY_TTL_SECONDS: {
     schema: int(1, 86_400),
     default: '600',
@@ -237,6 +245,20 @@ export const SETTINGS = {
     scope: 'kubernetes',
     context: { key: 'loadBalancerPollIntervalMs' },
     doc: 'time between them',
+  },
+  DENIED_RESOURCE_ADDRESSES: {
+    schema: z.string().transform((value, context) => {
+      try {
+        return parseAddressDenyList(value);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
+    default: DEFAULT_DENIED_ADDRESSES,
+    scope: 'controller',
+    context: { key: 'deniedResourceAddresses' },
+    doc: 'address ranges (CIDR) and host names an `external` or `k8s` resource may not name; `none` allows all',
   },
   ROUTER_IMAGE: {
     schema: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,511}$/, 'must be a container image reference'),
@@ -298,6 +320,8 @@ export type Config = {
   /** Receives before SQS moves a message to its DLQ; must match the queues' redrive policy. */
   maxReceiveCount: number;
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  /** Where a service's `resource` may not point the hub router (metadata endpoints by default). */
+  deniedResourceAddresses: AddressDenyList;
   /** The router system microservice every agent with a router runs. */
   router: { image: string; registryId: number };
   meterUsage: boolean;
@@ -321,6 +345,7 @@ export type Config = {
     /** Claim holding the roles: an array or a space-separated string containing admin and/or viewer. */
     rolesClaim: string;
     agentTokenMaxLifetimeSeconds: number;
+    userTokenMaxLifetimeSeconds: number;
     provisioningKeyTtlSeconds: number;
   };
   /** The embedded runtime (`npm start`) and the local tools. */
@@ -376,6 +401,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     pendingGraceMs: e.PENDING_GRACE_MS!,
     maxReceiveCount: e.MAX_RECEIVE_COUNT!,
     logLevel: e.LOG_LEVEL!,
+    deniedResourceAddresses: e.DENIED_RESOURCE_ADDRESSES!,
     router: { image: e.ROUTER_IMAGE!, registryId: e.ROUTER_REGISTRY_ID! },
     meterUsage: e.FOGBRIDGE_METER_USAGE!,
     kubernetes: {
@@ -393,6 +419,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       publicKey: e.AUTH_PUBLIC_KEY,
       rolesClaim: e.AUTH_ROLES_CLAIM!,
       agentTokenMaxLifetimeSeconds: e.AGENT_TOKEN_MAX_LIFETIME_SECONDS!,
+      userTokenMaxLifetimeSeconds: e.USER_TOKEN_MAX_LIFETIME_SECONDS!,
       provisioningKeyTtlSeconds: e.PROVISIONING_KEY_TTL_SECONDS!,
     },
     local: {

@@ -6,6 +6,6 @@ import { reconcileService, recordServiceFailure } from '../../shared/reconcile/s
 export const handler = fifoWorker({
   message: serviceReconcileMessage,
   reconcile: reconcileService,
-  describe: (message) => ['service reconcile failed', { service: message.name }],
+  describe: (message) => ['service reconcile failed', { serviceName: message.name }],
   onLastDelivery: (message, error) => recordServiceFailure(message.name, error),
 });

@@ -25,8 +25,10 @@ function pathPattern(path: string): RegExp {
   return new RegExp(`^${segments.join('/')}/?$`);
 }
 
-/** Bodies past this are refused before buffering (API Gateway's own cap is 10 MB). */
+/** Bodies past this are refused without buffering them. */
 const MAX_REQUEST_BYTES = 1024 * 1024;
+/** API Gateway's own cap: past it the connection is closed, as API Gateway closes it. */
+const MAX_DRAINED_BYTES = 10 * 1024 * 1024;
 
 /**
  * Adapts a Node HTTP request to an API Gateway HTTP API (payload v2) event, invokes the function whose
@@ -46,10 +48,9 @@ export function apiGatewayAdapter(functions: HttpFunction[]) {
         name: 'NotFoundError',
         message: `Route ${request.method} ${url.pathname} does not exist`,
       });
-    let body: Buffer;
-    try {
-      body = await readBody(request);
-    } catch {
+    const body = await readBody(request).catch(() => undefined);
+    if (body === undefined) {
+      if (!request.complete) response.setHeader('connection', 'close');
       return send(response, 413, {
         name: 'PayloadTooLargeError',
         message: `Request body is larger than ${MAX_REQUEST_BYTES} bytes`,
@@ -73,20 +74,24 @@ function send(response: ServerResponse, statusCode: number, body: unknown) {
   response.end(JSON.stringify(body));
 }
 
-function readBody(request: IncomingMessage): Promise<Buffer> {
+/**
+ * The request body, or `undefined` when it is over the limit. An oversized body is still read to its
+ * end and dropped (up to API Gateway's own 10 MB cap), so the client finishes sending and reads the 413
+ * instead of meeting a closed connection.
+ */
+function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_REQUEST_BYTES) {
+      if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
+      else if (size > MAX_DRAINED_BYTES) {
         request.pause();
-        reject(new Error('too large'));
-        return;
+        resolve(undefined);
       }
-      chunks.push(chunk);
     });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('end', () => resolve(size <= MAX_REQUEST_BYTES ? Buffer.concat(chunks) : undefined));
     request.on('error', reject);
   });
 }

@@ -19,5 +19,12 @@ if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) {
   console.error(`--ttl must be a positive number of seconds, got ${JSON.stringify(values.ttl)}`);
   process.exit(2);
 }
-const { dataDir } = processConfig().local;
+const { local, auth } = processConfig();
+if (ttlSeconds > auth.userTokenMaxLifetimeSeconds) {
+  console.error(
+    `--ttl ${ttlSeconds} is longer than USER_TOKEN_MAX_LIFETIME_SECONDS (${auth.userTokenMaxLifetimeSeconds}); the runtime would refuse the token`,
+  );
+  process.exit(2);
+}
+const { dataDir } = local;
 console.log(await mintUserToken(dataDir, { role: values.role, ttlSeconds, subject: values.subject }));

@@ -72,7 +72,25 @@ export async function verifyUserToken(authorization: string | undefined): Promis
   } catch {
     throw new AuthenticationError('Invalid or expired token');
   }
+  refuseOverlongLifetime(payload, config().auth.userTokenMaxLifetimeSeconds);
   return { subject: String(payload.sub), roles: rolesOf(payload[rolesClaim]) };
+}
+
+/** Clock skew tolerated between the identity provider and fogbridge. */
+const CLOCK_TOLERANCE_SECONDS = 60;
+
+/**
+ * A token may not live longer than the configured cap: `exp − iat` when it says when it was issued
+ * (and that is not in the future), else `exp − now`. A leaked token is then worthless after at most
+ * that long, however far out its issuer dated it.
+ */
+function refuseOverlongLifetime(payload: JWTPayload, maxLifetimeSeconds: number): void {
+  const now = Math.floor(Date.now() / 1000);
+  const issuedAt = typeof payload.iat === 'number' ? payload.iat : undefined;
+  if (issuedAt !== undefined && issuedAt > now + CLOCK_TOLERANCE_SECONDS)
+    throw new AuthenticationError('Invalid or expired token');
+  if (payload.exp! - (issuedAt ?? now) > maxLifetimeSeconds)
+    throw new AuthenticationError('Invalid or expired token');
 }
 
 function rolesOf(claim: unknown): Role[] {

@@ -1,6 +1,6 @@
 import { config } from '../context.js';
 import type { AcknowledgementBody, AgentDocument } from '../domain/agent-protocol-schema.js';
-import { hubRouterKey } from '../domain/placement.js';
+import { hubRouterKey, routerMicroserviceUuid } from '../domain/placement.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { getAgentConfig, putAgentConfig, putAgentStatus } from '../store/agent-reports.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
@@ -79,9 +79,6 @@ export interface AgentMicroservice {
   isRouter: boolean;
   isNats: boolean;
 }
-
-/** The router system microservice's uuid on an agent. */
-export const routerMicroserviceUuid = (agentUuid: string) => `${agentUuid}-router`;
 
 /**
  * The agent's microservices: its router (when it has one) and the registered ones that have an image

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { config } from '../context.js';
 import { type CreateAgentBody, DEFAULT_ROUTER_PORTS, type PatchAgentBody } from '../domain/agent-schema.js';
 import { nearMissDistributionTags } from '../domain/distribution.js';
-import { DEFAULT_ROUTER } from '../domain/placement.js';
+import { DEFAULT_ROUTER, routerMicroserviceUuid } from '../domain/placement.js';
 import type { RouterMode } from '../domain/router-objects.js';
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import { enqueueFogReconciles } from '../queue/publishers.js';
@@ -28,7 +28,6 @@ import { deleteMicroservice, listMicroservicesByAgent } from '../store/applicati
 import { deleteAgentCredentials, getProvisionedArchitecture } from '../store/credentials.js';
 import { deleteDefaultRouter, getDefaultRouter, putDefaultRouterIfAbsent } from '../store/routers.js';
 import { listServicesByHub, listServicesBySite } from '../store/services.js';
-import { routerMicroserviceUuid } from './agent-protocol.js';
 import { findAgent } from './resolve.js';
 
 export interface AgentView extends AgentHealth {

@@ -1,4 +1,5 @@
 import { config } from '../context.js';
+import { deniedAddress, isHost } from '../domain/hosts.js';
 import { DEFAULT_ROUTER } from '../domain/placement.js';
 import type { ServiceSpec } from '../domain/service.js';
 import { ConflictError, ValidationError } from '../errors.js';
@@ -13,10 +14,6 @@ export async function findAgent(reference: string): Promise<AgentRow | undefined
   const uuid = await getAgentUuidByName(reference);
   return uuid ? getAgentRow(uuid) : undefined;
 }
-
-const HOST =
-  /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$/;
-const IPV6 = /^[0-9A-Fa-f:.]+$/;
 
 /**
  * Checks a spec against the rest of the store and returns the stored form of `resource`
@@ -47,9 +44,15 @@ export async function resolveServiceResource(
         `Field '${bridgeField}' must be ${DEFAULT_ROUTER} for type ${spec.type}, got ${JSON.stringify(spec.defaultBridge)}`,
       );
     }
-    if (!HOST.test(spec.resource) && !IPV6.test(spec.resource)) {
+    if (!isHost(spec.resource)) {
       throw new ValidationError(
         `Field '${field}' must be a DNS name or an IP address, got ${JSON.stringify(spec.resource)}`,
+      );
+    }
+    const denied = deniedAddress(spec.resource, config().deniedResourceAddresses);
+    if (denied) {
+      throw new ValidationError(
+        `Field '${field}': the hub router may not dial ${JSON.stringify(spec.resource)} (denied by ${JSON.stringify(denied)} in DENIED_RESOURCE_ADDRESSES)`,
       );
     }
     await requireDefaultRouter(spec.name);

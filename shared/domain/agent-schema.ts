@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
+import { isHost } from './hosts.js';
+import { lookalikeProblem } from './lookalikes.js';
+import { reservedAgentUuid } from './placement.js';
 import { tcpPort } from './service-schema.js';
-import { parseBody } from './validation.js';
+import { parseBody, refuseReserved } from './validation.js';
 
 export const ROUTER_MODES = ['none', 'edge', 'interior'] as const;
 
@@ -22,7 +25,7 @@ const label = (max: number) =>
       message: 'must not contain control characters',
     });
 
-const host = z.string().refine((value) => /^[A-Za-z0-9.:\-[\]]{1,253}$/.test(value), {
+const host = z.string().refine((value) => isHost(value, { bracketed: true }), {
   message: 'must be a DNS name or an IP address',
 });
 
@@ -35,8 +38,14 @@ export const architectureType = z.number().refine((n) => Number.isInteger(n) && 
   message: 'must be an architecture type from 0 to 4 (1 amd64, 2 arm64, 3 riscv64, 4 arm; 0 unknown)',
 });
 
+/** An agent's name: what operators pick agents by, so it must not pass for another agent's name. */
+const agentName = label(64).superRefine((value, context) => {
+  const problem = lookalikeProblem(value);
+  if (problem) context.addIssue({ code: 'custom', message: problem });
+});
+
 const agentFields = {
-  name: label(64),
+  name: agentName,
   host: host.optional(),
   tags: z.array(label(253)).max(64, 'must hold at most 64 tags').optional(),
   routerMode: z.enum(ROUTER_MODES).optional(),
@@ -49,14 +58,16 @@ const agentFields = {
   fogType: architectureType.optional(),
 };
 
+/** What an agent uuid looks like: generated (32 hex digits) or imported by a tool. */
+export const AGENT_UUID = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
+
 /** POST /api/v3/iofog. `uuid` lets a tool import an agent under the uuid it already has. */
 export const createAgentBody = z.strictObject({
   ...agentFields,
   uuid: z
     .string()
-    .refine((value) => /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(value), {
-      message: 'must be 1-64 letters, digits or dashes',
-    })
+    .refine((value) => AGENT_UUID.test(value), { message: 'must be 1-64 letters, digits or dashes' })
+    .superRefine(refuseReserved(reservedAgentUuid))
     .optional(),
 });
 

@@ -22,6 +22,27 @@ import type { ServiceType } from './service.js';
  */
 export const DEFAULT_ROUTER = 'default-router';
 
+/** The uuid under which an agent's router runs as one of its microservices (what Edgelet is sent). */
+export const routerMicroserviceUuid = (agentUuid: string) => `${agentUuid}${ROUTER_MICROSERVICE_SUFFIX}`;
+const ROUTER_MICROSERVICE_SUFFIX = '-router';
+
+/**
+ * Identifiers fogbridge gives a meaning of its own, so a client may not name its objects with them: an
+ * agent uuid `default-router` would be taken for the standalone default router, and a microservice uuid
+ * `<agent>-router` for that agent's router. The reason, or undefined when the identifier is free.
+ */
+export function reservedAgentUuid(uuid: string): string | undefined {
+  return uuid.toLowerCase() === DEFAULT_ROUTER
+    ? `is reserved: ${DEFAULT_ROUTER} names the default router`
+    : undefined;
+}
+
+export function reservedMicroserviceUuid(uuid: string): string | undefined {
+  return uuid.toLowerCase().endsWith(ROUTER_MICROSERVICE_SUFFIX)
+    ? `is reserved: a uuid ending in ${ROUTER_MICROSERVICE_SUFFIX} names an agent's router microservice`
+    : undefined;
+}
+
 /** The default router as registered: standalone, or an agent's router (the promoted system agent). */
 export interface DefaultRouterRef {
   agentUuid: string | null;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { ARCHITECTURES } from './agent-schema.js';
-import { type Parsed, parseBody, show } from './validation.js';
+import { reservedMicroserviceUuid } from './placement.js';
+import { type Parsed, parseBody, refuseReserved, show } from './validation.js';
 import { loadYamlDocument } from './yaml.js';
 
 /**
@@ -11,6 +12,9 @@ import { loadYamlDocument } from './yaml.js';
 const registryName = z.string().refine((value) => /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(value), {
   message: 'must be a DNS label (lowercase letters, digits and dashes, at most 63 characters)',
 });
+
+/** An agent named by name or uuid; anything longer than either can be is refused before any lookup. */
+const agentReference = z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters');
 
 const description = z.string().max(1024, 'must be at most 1024 characters');
 
@@ -27,9 +31,12 @@ export const patchApplicationBody = z.strictObject({
   isActivated: z.boolean().optional(),
 });
 
-const microserviceUuid = z.string().refine((value) => /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(value), {
-  message: 'must be 1-64 letters, digits or dashes',
-});
+const microserviceUuid = z
+  .string()
+  .refine((value) => /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(value), {
+    message: 'must be 1-64 letters, digits or dashes',
+  })
+  .superRefine(refuseReserved(reservedMicroserviceUuid));
 
 /** An image reference as a container engine pulls it: no spaces or control characters. */
 const containerImage = z.string().refine((value) => /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,511}$/.test(value), {
@@ -87,8 +94,8 @@ const runtimeFields = {
 export const createMicroserviceBody = z.strictObject({
   name: registryName,
   application: registryName,
-  agentName: z.string().min(1).optional(),
-  iofogUuid: z.string().min(1).optional(),
+  agentName: agentReference.optional(),
+  iofogUuid: agentReference.optional(),
   ...runtimeFields,
   /** Lets a tool import a microservice under the uuid it already has. */
   uuid: microserviceUuid.optional(),
@@ -96,8 +103,8 @@ export const createMicroserviceBody = z.strictObject({
 
 export const patchMicroserviceBody = z.strictObject({
   name: registryName.optional(),
-  agentName: z.string().min(1).optional(),
-  iofogUuid: z.string().min(1).optional(),
+  agentName: agentReference.optional(),
+  iofogUuid: agentReference.optional(),
   ...runtimeFields,
 });
 

@@ -38,6 +38,18 @@ export function firstIssueAsError(
       return new ValidationError(`Invalid format for field '${field}': ${show(value)} ${issue.message}`);
     case 'custom':
       return new ValidationError(`Field '${field}' ${issue.message}, got ${show(value)}`);
+    case 'invalid_union': {
+      if (value === undefined) return new ValidationError(`Required field '${field}' is missing`);
+      // The branch whose type the value has tells what is wrong with it; if none has, name the types.
+      const firsts = issue.errors.map((branch) => branch[0]);
+      const matching = firsts.find((first) => first && first.code !== 'invalid_type');
+      if (matching)
+        return firstIssueAsError([{ ...matching, path: [...issue.path, ...matching.path] }], input, prefix);
+      const types = firsts.flatMap((first) =>
+        first?.code === 'invalid_type' ? [article(first.expected)] : [],
+      );
+      return new ValidationError(`Field '${field}' must be ${types.join(' or ')}, got ${show(value)}`);
+    }
     default:
       return new ValidationError(`Field '${field}': ${issue.message} (got ${show(value)})`);
   }
@@ -103,19 +115,51 @@ function withoutUnknownKeys(input: unknown, issues: readonly z.core.$ZodIssueUnr
   return root.value;
 }
 
-/** A value as it appears in a message: short, quoted, never a whole document. */
+/** A zod check that refuses identifiers `reason` reserves (the reason becomes the message). */
+export function refuseReserved(reason: (value: string) => string | undefined) {
+  return (value: string, context: z.RefinementCtx) => {
+    const reserved = reason(value);
+    if (reserved) context.addIssue({ code: 'custom', message: reserved });
+  };
+}
+
+/** Longest value quoted in a message. */
+const SHOWN_CHARACTERS = 80;
+
+/**
+ * A value as it appears in a message: short, JSON-like, never a whole document. It is rendered within a
+ * character budget and a depth limit, so a 10,000-deep array costs as much as a short one.
+ */
 export function show(value: unknown): string {
-  let text: string;
-  if (typeof value === 'string') text = JSON.stringify(value);
-  else if (value === undefined) text = 'nothing';
-  else {
-    try {
-      text = JSON.stringify(value) ?? String(value);
-    } catch {
-      text = String(value);
-    }
+  if (value === undefined) return 'nothing';
+  const text = render(value, SHOWN_CHARACTERS + 1, 0);
+  return text.length > SHOWN_CHARACTERS ? `${text.slice(0, SHOWN_CHARACTERS - 3)}...` : text;
+}
+
+const MAX_SHOWN_DEPTH = 8;
+/** Characters a message spells out, so that what a client sent is what the reader sees. */
+const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+function render(value: unknown, budget: number, depth: number): string {
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > budget ? value.slice(0, budget) : value).replace(
+      INVISIBLE,
+      (character) => `\\u${character.codePointAt(0)!.toString(16).padStart(4, '0')}`,
+    );
+  if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : String(value);
+  if (value === null || typeof value !== 'object') return String(value);
+  if (depth >= MAX_SHOWN_DEPTH) return Array.isArray(value) ? '[...]' : '{...}';
+  const isArray = Array.isArray(value);
+  const keys = isArray ? undefined : Object.keys(value);
+  const length = isArray ? value.length : keys!.length;
+  let text = isArray ? '[' : '{';
+  for (let index = 0; index < length && text.length <= budget; index++) {
+    const key = isArray ? '' : `${JSON.stringify(keys![index])}:`;
+    const item = isArray ? value[index] : (value as Record<string, unknown>)[keys![index]!];
+    text += `${index > 0 ? ',' : ''}${key}${render(item, budget - text.length, depth + 1)}`;
   }
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  const close = isArray ? ']' : '}';
+  return `${text}${close}`;
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {

@@ -4,7 +4,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { z } from 'zod';
 import { verifyAgentToken } from '../auth/agent-tokens.js';
 import { requireRole, verifyUserToken } from '../auth/user-tokens.js';
-import { type Parsed, parseBody } from '../domain/validation.js';
+import { type Parsed, parseBody, show } from '../domain/validation.js';
 import {
   NotFoundError,
   PayloadTooLargeError,
@@ -142,14 +142,36 @@ export function header(event: ApiEvent, name: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Longest path or query value taken: every identifier fogbridge issues or accepts is far shorter, and a
+ * value this size still fits a store key, so nothing a client sends can make a lookup itself fail.
+ */
+export const MAX_PARAMETER_LENGTH = 256;
+
+function boundedParameter(kind: 'Path' | 'Query', name: string, value: string): string {
+  if (value.length > MAX_PARAMETER_LENGTH) {
+    throw new ValidationError(
+      `${kind} parameter '${name}' is ${value.length} characters long; at most ${MAX_PARAMETER_LENGTH} are accepted (got ${show(value)})`,
+    );
+  }
+  return value;
+}
+
 function pathParameter(event: ApiEvent, name: string): string {
   const raw = event.pathParameters?.[name];
   if (raw === undefined) throw new ValidationError(`Missing path parameter '${name}'`);
+  let decoded: string;
   try {
-    return decodeURIComponent(raw);
+    decoded = decodeURIComponent(raw);
   } catch {
-    throw new ValidationError(`Path parameter '${name}' is not valid URL encoding: ${JSON.stringify(raw)}`);
+    throw new ValidationError(`Path parameter '${name}' is not valid URL encoding: ${show(raw)}`);
   }
+  return boundedParameter('Path', name, decoded);
+}
+
+function queryParameter(event: ApiEvent, name: string): string | undefined {
+  const value = event.queryStringParameters?.[name];
+  return value === undefined ? undefined : boundedParameter('Query', name, value);
 }
 
 function rawBody(event: ApiEvent): string | undefined {
@@ -182,8 +204,7 @@ function jsonBody(event: ApiEvent): Record<string, unknown> {
 async function requestBody<B>(event: ApiEvent, request: RequestBody<B> | undefined): Promise<Parsed<B>> {
   if (!request) return { value: undefined as B, unknownFields: [] };
   if (request.kind === 'json') return request.parse(jsonBody(event));
-  await parseMultipart(event, request.field);
-  return request.parse(multipartField(event, request.field));
+  return request.parse(multipartField(await parseMultipart(event, request.field), request.field));
 }
 
 /** At most this many unknown fields are named one by one; the rest are counted. */
@@ -265,7 +286,7 @@ function serve<B>(record: RouteRecord<B>) {
       event,
       body,
       param: (name) => pathParameter(event, name),
-      query: (name) => event.queryStringParameters?.[name],
+      query: (name) => queryParameter(event, name),
       agentUuid,
     });
     const warning = unknownFieldWarnings(unknownFields);

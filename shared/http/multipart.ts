@@ -1,59 +1,114 @@
-import type middy from '@middy/core';
-import httpMultipartBodyParser from '@middy/http-multipart-body-parser';
+import { Busboy } from '@fastify/busboy';
 import { MAX_YAML_BYTES } from '../domain/yaml.js';
 import { UnsupportedMediaTypeError, ValidationError } from '../errors.js';
-import type { ApiEvent, ApiResult } from './api.js';
+import type { ApiEvent } from './api.js';
 
-const parser = httpMultipartBodyParser({
-  // One byte past the limit, so an oversized upload is seen as oversized, not silently cut.
-  busboy: { limits: { fileSize: MAX_YAML_BYTES + 1, fieldSize: MAX_YAML_BYTES + 1, files: 2, fields: 8 } },
-}) as unknown as Required<middy.MiddlewareObj<ApiEvent, ApiResult>>;
+/** One part of a multipart body: a plain field's text or a file's bytes. */
+export interface MultipartPart {
+  content: Buffer;
+  /** The part was longer than the parser keeps (one byte past the YAML limit). */
+  truncated: boolean;
+}
+
+/** Parts by field name. A Map, so a client's field names (`__proto__`, `constructor`) stay data. */
+export type MultipartParts = Map<string, MultipartPart[]>;
 
 /**
- * Parses a multipart/form-data body in place with precise errors: a wrong or incomplete media type is
- * 415 and quotes the header; a body that does not parse as multipart is 400.
+ * RFC 2046 §5.1.1: 1–70 characters of DIGIT / ALPHA / `'()+_,-./:=?` and space (not last), quoted
+ * when it holds characters a token may not.
  */
-export async function parseMultipart(event: ApiEvent, field: string): Promise<void> {
-  const contentType =
-    Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === 'content-type')?.[1] ?? '';
-  const boundary = /;\s*boundary=("?)([^";]{1,70})\1/i.exec(contentType);
+const BOUNDARY =
+  /;\s*boundary=(?:"([0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?])"|([0-9A-Za-z'()+_,\-./:=?]{1,70}))\s*(?:;|$)/i;
+const LIMITS = {
+  // One byte past the limit, so an oversized upload is seen as oversized, not silently cut.
+  fileSize: MAX_YAML_BYTES + 1,
+  fieldSize: MAX_YAML_BYTES + 1,
+  fieldNameSize: 100,
+  parts: 8,
+  headerPairs: 16,
+};
+
+function contentTypeOf(event: ApiEvent): string {
+  return Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === 'content-type')?.[1] ?? '';
+}
+
+function bodyBytes(event: ApiEvent): Buffer {
+  const body = event.body ?? '';
+  return Buffer.from(body, event.isBase64Encoded ? 'base64' : 'utf8');
+}
+
+/**
+ * Parses a multipart/form-data body with precise errors: a wrong or incomplete media type is 415 and
+ * quotes the header; a body that does not parse as multipart is 400. The whole body is in memory (API
+ * Gateway delivers it so), and every parser event is handled inside the promise, so no input can
+ * throw outside it.
+ */
+export async function parseMultipart(event: ApiEvent, field: string): Promise<MultipartParts> {
+  const contentType = contentTypeOf(event);
+  const boundary = BOUNDARY.exec(contentType);
   if (!/^multipart\/form-data\s*;/i.test(contentType) || !boundary) {
     throw new UnsupportedMediaTypeError(
-      `Content-Type ${JSON.stringify(contentType)} is not supported here; send multipart/form-data (with a boundary) and the YAML in field '${field}'`,
+      `Content-Type ${JSON.stringify(contentType.slice(0, 200))} is not supported here; send multipart/form-data (with a boundary) and the YAML in field '${field}'`,
     );
   }
-  // RFC 2046 allows a quoted boundary; the parser only takes the bare form.
-  event.headers = { ...event.headers, 'content-type': `multipart/form-data; boundary=${boundary[2]}` };
+  const headers = { 'content-type': `multipart/form-data; boundary="${boundary[1] ?? boundary[2]}"` };
   try {
-    await parser.before({ event } as never);
-  } catch {
+    return await readParts(headers, bodyBytes(event));
+  } catch (error) {
+    if (error instanceof ValidationError) throw error;
     throw new ValidationError('Request body is not valid multipart/form-data');
   }
 }
 
-/** A text field of a parsed multipart body, sent either as a plain field or as a file. */
-export function multipartField(event: ApiEvent, field: string): string {
-  const body = event.body as unknown;
-  const value =
-    body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[field] : undefined;
-  if (value === undefined) throw new ValidationError(`Multipart field '${field}' is required`);
-  if (Array.isArray(value)) throw new ValidationError(`Multipart field '${field}' must be sent once`);
-  if (typeof value === 'string') return checkSize(field, Buffer.byteLength(value), value);
-  const file = value as { content?: Buffer; truncated?: boolean };
-  if (!Buffer.isBuffer(file.content)) throw new ValidationError(`Multipart field '${field}' is required`);
-  if (file.truncated) checkSize(field, Number.POSITIVE_INFINITY, '');
-  return checkSize(
-    field,
-    file.content.length,
-    new TextDecoder('utf-8', { fatal: false }).decode(file.content),
-  );
+function readParts(headers: { 'content-type': string }, body: Buffer): Promise<MultipartParts> {
+  return new Promise<MultipartParts>((resolve, reject) => {
+    const parts: MultipartParts = new Map();
+    const add = (name: string, part: MultipartPart) => parts.set(name, [...(parts.get(name) ?? []), part]);
+    let openFiles = 0;
+    let finished = false;
+    const settle = () => {
+      if (finished && openFiles === 0) resolve(parts);
+    };
+    const busboy = new Busboy({ headers, limits: LIMITS });
+    busboy.on('field', (name, value, _nameTruncated, valueTruncated) =>
+      add(name, { content: Buffer.from(value, 'utf8'), truncated: valueTruncated }),
+    );
+    busboy.on('file', (name, stream) => {
+      openFiles++;
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('error', reject);
+      stream.on('end', () => {
+        add(name, { content: Buffer.concat(chunks), truncated: stream.truncated });
+        openFiles--;
+        settle();
+      });
+    });
+    busboy.on('partsLimit', () =>
+      reject(new ValidationError(`Request body has more than ${LIMITS.parts} multipart parts`)),
+    );
+    busboy.on('error', reject);
+    busboy.on('finish', () => {
+      finished = true;
+      settle();
+    });
+    busboy.end(body);
+  });
 }
 
-function checkSize(field: string, bytes: number, text: string): string {
-  if (bytes > MAX_YAML_BYTES) {
+/** The text of field `field`, sent once, either as a plain field or as a file. */
+export function multipartField(parts: MultipartParts, field: string): string {
+  const sent = parts.get(field) ?? [];
+  if (sent.length === 0) throw new ValidationError(`Multipart field '${field}' is required`);
+  if (sent.length > 1)
+    throw new ValidationError(
+      `Multipart field '${field}' must be sent once (it was sent ${sent.length} times)`,
+    );
+  const [part] = sent as [MultipartPart];
+  if (part.truncated || part.content.length > MAX_YAML_BYTES) {
     throw new ValidationError(
       `Error parsing YAML: document is larger than ${MAX_YAML_BYTES} bytes (multipart field '${field}')`,
     );
   }
-  return text;
+  return new TextDecoder('utf-8', { fatal: false }).decode(part.content);
 }

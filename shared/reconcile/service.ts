@@ -313,7 +313,9 @@ async function recordOutcome(
     updatedAt: new Date().toISOString(),
   };
   if (!(await replaceServiceRow(applied, row.generation))) {
-    logger.debug('service changed during reconcile; the newer message converges it', { service: row.name });
+    logger.debug('service changed during reconcile; the newer message converges it', {
+      serviceName: row.name,
+    });
   }
 }
 

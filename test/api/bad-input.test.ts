@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { allRoutes } from '../../functions/api/openapi.js';
 import { checkoutYaml } from '../fixtures/seed-000.js';
 import { CHECKOUT_MICROSERVICE, createAgent, createSeedWorld } from '../fixtures/world.js';
 import { type ApiClient, type ApiResponse, eventually } from '../support/client.js';
@@ -109,6 +110,31 @@ const billionLaughsYaml = (() => {
 
 /** A valid document followed by padding: larger than the 64 KiB YAML limit. */
 const oversizedYaml = `${serviceYaml({}, { name: 'oversized' })}# ${'x'.repeat(70 * 1024)}\n`;
+
+/** A 3000-character identifier: longer than any store key may be. */
+const LONG = 'a'.repeat(3000);
+/** A JSON value nested 10,000 arrays deep (sent as text: serializing it would overflow the test's stack). */
+const DEEP = `${'['.repeat(10_000)}"x"${']'.repeat(10_000)}`;
+
+const rawJson = (method: string, path: string, raw: string): BadRequest => ({
+  method,
+  path,
+  raw,
+  contentType: 'application/json',
+});
+
+/** A multipart body written out by hand, so part names and repeats are exactly what a client chose. */
+function multipartRequest(method: string, path: string, parts: { name: string; text: string }[]): BadRequest {
+  const boundary = 'fogbridge-hostile';
+  const raw = [
+    ...parts.map(
+      (part) =>
+        `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n${part.text}\r\n`,
+    ),
+    `--${boundary}--\r\n`,
+  ].join('');
+  return { method, path, raw, contentType: `multipart/form-data; boundary=${boundary}` };
+}
 
 const cases: BadInputCase[] = [
   // --- YAML documents: structure -------------------------------------------------------------------
@@ -769,6 +795,235 @@ const cases: BadInputCase[] = [
     },
   },
 
+  // --- hostile input: prototype keys, repeated parts, attacker-sized values ---------------------------
+  ...['__proto__[]', 'constructor[]', 'toString[]', '__proto__'].map(
+    (field): BadInputCase => ({
+      title: `multipart part named ${field} (and no service part)`,
+      request: multipartRequest('POST', SERVICES_YAML, [{ name: field, text: serviceYaml() }]),
+      expectedStatus: 400,
+      expectedBody: { name: 'ValidationError', message: "Multipart field 'service' is required" },
+    }),
+  ),
+  {
+    title: 'two plain-text service parts',
+    request: multipartRequest('POST', SERVICES_YAML, [
+      { name: 'service', text: serviceYaml() },
+      { name: 'service', text: serviceYaml({}, { name: 'orders-api-2' }) },
+    ]),
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Multipart field 'service' must be sent once (it was sent 2 times)",
+    },
+  },
+  {
+    title: 'a multipart body of 20 parts',
+    request: multipartRequest(
+      'POST',
+      SERVICES_YAML,
+      Array.from({ length: 20 }, (_, i) => ({ name: `part${i}`, text: 'x' })),
+    ),
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: 'Request body has more than 8 multipart parts' },
+  },
+  ...[
+    ['GET', `${SERVICES}/${LONG}`, 'Path', 'name'],
+    ['DELETE', `${SERVICES}/${LONG}`, 'Path', 'name'],
+    ['GET', `/api/v3/iofog/${LONG}`, 'Path', 'uuid'],
+    ['GET', `/api/v3/iofog/${LONG}/provisioning-key`, 'Path', 'uuid'],
+    ['GET', `/api/v3/microservices/${LONG}`, 'Path', 'uuid'],
+    ['GET', `/api/v3/application/${LONG}`, 'Path', 'name'],
+    ['GET', `/api/v3/microservices?application=${LONG}`, 'Query', 'application'],
+  ].map(
+    ([method, path, kind, parameter]): BadInputCase => ({
+      title: `${method} ${path!.replace(LONG, '<3000 characters>')}`,
+      request: { method: method!, path: path!, json: undefined },
+      expectedStatus: 400,
+      expectedBody: {
+        name: 'ValidationError',
+        message: `${kind} parameter '${parameter}' is 3000 characters long; at most 256 are accepted (got "${'a'.repeat(76)}...)`,
+      },
+    }),
+  ),
+  ...(['agentName', 'iofogUuid'] as const).map(
+    (field): BadInputCase => ({
+      title: `microservice ${field} of 3000 characters`,
+      request: {
+        method: 'POST',
+        path: '/api/v3/microservices',
+        json: { name: 'long-ref', application: 'orders', [field]: LONG },
+      },
+      expectedStatus: 400,
+      expectedBody: {
+        name: 'ValidationError',
+        message: `Field '${field}' must be at most 64 characters, got "${'a'.repeat(76)}...`,
+      },
+    }),
+  ),
+  {
+    title: 'name as a 10,000-deep array',
+    request: rawJson(
+      'POST',
+      SERVICES,
+      `{"name":${DEEP},"type":"external","resource":"x.example.com","targetPort":80}`,
+    ),
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Field 'name' must be a string, got [[[[[[[[[...]]]]]]]]]",
+    },
+  },
+  {
+    title: 'tags as a 10,000-deep array',
+    request: rawJson(
+      'POST',
+      SERVICES,
+      `{"name":"x","tags":${DEEP},"type":"external","resource":"x.example.com","targetPort":80}`,
+    ),
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Field 'tags.0' must be a string, got [[[[[[[[[...]]]]]]]]]",
+    },
+  },
+  {
+    title: 'PATCH with a tag that is a 10,000-deep array',
+    request: rawJson('PATCH', `${SERVICES}/checkout`, `{"tags":[${DEEP}]}`),
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Field 'tags.0' must be a string, got [[[[[[[[[...]]]]]]]]]",
+    },
+  },
+  {
+    title: 'name as an object',
+    request: { method: 'POST', path: SERVICES, json: validJson({ name: { first: 'orders' } }) },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'name' must be a string, got {"first":"orders"}`,
+    },
+  },
+  {
+    title: 'targetPort 1e309 (JSON reads it as Infinity)',
+    request: rawJson(
+      'POST',
+      SERVICES,
+      '{"name":"x","type":"external","resource":"x.example.com","targetPort":1e309}',
+    ),
+    expectedStatus: 400,
+    expectedBody: { name: 'ValidationError', message: "Field 'targetPort' must be a number, got Infinity" },
+  },
+  {
+    title: 'targetPort .inf (YAML)',
+    request: {
+      method: 'POST',
+      path: SERVICES_YAML,
+      yaml: serviceYaml().replace('targetPort: 8080', 'targetPort: .inf'),
+    },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: "Field 'spec.targetPort' must be a number, got Infinity",
+    },
+  },
+  ...['.', '...', ':::::', '2852039166', '0xa9fea9fe', '1.2.3'].map(
+    (resource): BadInputCase => ({
+      title: `external resource ${JSON.stringify(resource)} (not a host)`,
+      request: {
+        method: 'POST',
+        path: SERVICES,
+        json: validJson({ type: 'external', resource, defaultBridge: undefined }),
+      },
+      expectedStatus: 400,
+      expectedBody: {
+        name: 'ValidationError',
+        message: `Field 'resource' must be a DNS name or an IP address, got ${JSON.stringify(resource)}`,
+      },
+    }),
+  ),
+  ...[
+    ['169.254.169.254', '169.254.0.0/16'],
+    ['::ffff:169.254.169.254', '169.254.0.0/16'],
+    ['fe80::1', 'fe80::/10'],
+    ['fd00:ec2::254', 'fd00:ec2::254/128'],
+    ['Metadata.Google.Internal.', 'metadata.google.internal'],
+  ].map(
+    ([resource, entry]): BadInputCase => ({
+      title: `external resource ${resource} (a metadata address)`,
+      request: { method: 'POST', path: SERVICES, json: validJson({ type: 'external', resource }) },
+      expectedStatus: 400,
+      expectedBody: {
+        name: 'ValidationError',
+        message: `Field 'resource': the hub router may not dial "${resource}" (denied by "${entry}" in DENIED_RESOURCE_ADDRESSES)`,
+      },
+    }),
+  ),
+  {
+    title: 'agent host [[[]]]',
+    request: { method: 'POST', path: '/api/v3/iofog', json: { name: 'brackets', host: '[[[]]]' } },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'host' must be a DNS name or an IP address, got "[[[]]]"`,
+    },
+  },
+  ...['default-router', 'Default-Router'].map(
+    (uuid): BadInputCase => ({
+      title: `agent uuid ${uuid} (reserved)`,
+      request: { method: 'POST', path: '/api/v3/iofog', json: { name: 'impostor', uuid } },
+      expectedStatus: 400,
+      expectedBody: {
+        name: 'ValidationError',
+        message: `Field 'uuid' is reserved: default-router names the default router, got "${uuid}"`,
+      },
+    }),
+  ),
+  {
+    title: "microservice uuid <agent>-router (reserved: the agent's router)",
+    request: {
+      method: 'POST',
+      path: '/api/v3/microservices',
+      json: { name: 'impostor', application: 'orders', agentName: 'fog-a', uuid: 'fog-a-router' },
+    },
+    expectedStatus: 400,
+    expectedBody: {
+      name: 'ValidationError',
+      message: `Field 'uuid' is reserved: a uuid ending in -router names an agent's router microservice, got "fog-a-router"`,
+    },
+  },
+  ...[
+    ['fog\u200ba', 'must not contain invisible or formatting characters (U+200B)', 'fog\\u200ba'],
+    ['fog-\u202ea', 'must not contain invisible or formatting characters (U+202E)', 'fog-\\u202ea'],
+    [
+      'f\u043eg-a',
+      'must not mix scripts (Latin and Cyrillic), which lets one name pass for another',
+      'f\u043eg-a',
+    ],
+    ['fo\u0301g', 'must be in Unicode normalization form C (NFC)', 'fo\u0301g'],
+  ].map(
+    ([name, rule, shown]): BadInputCase => ({
+      title: `agent name ${JSON.stringify(name)} (passes for another name)`,
+      request: { method: 'POST', path: '/api/v3/iofog', json: { name } },
+      expectedStatus: 400,
+      expectedBody: { name: 'ValidationError', message: `Field 'name' ${rule}, got "${shown}"` },
+    }),
+  ),
+  ...[
+    ['JSON', rawJson('POST', SERVICES, `{"name":"${'x'.repeat(5 * 1024 * 1024)}"}`)],
+    [
+      'multipart',
+      multipartRequest('POST', SERVICES_YAML, [{ name: 'service', text: 'x'.repeat(5 * 1024 * 1024) }]),
+    ],
+  ].map(
+    ([kind, request]): BadInputCase => ({
+      title: `a 5 MB ${kind} body (413 after reading it, not a reset connection)`,
+      request: request as BadRequest,
+      expectedStatus: 413,
+      expectedBody: { name: 'PayloadTooLargeError', message: 'Request body is larger than 1048576 bytes' },
+    }),
+  ),
+
   // --- last: when this case fails it has written a service, which must not disturb the cases above ----
   {
     title: 'YAML file larger than 64 KiB (valid service first, padding after)',
@@ -821,7 +1076,11 @@ beforeAll(async () => {
   });
   expect(legacyMicroservice.status).toBe(201);
   // Every case starts from a ready checkout service whose listener is on the hub.
-  await eventually(async () => {
+  await checkoutReady();
+});
+
+function checkoutReady() {
+  return eventually(async () => {
     const service = await api.get<{ provisioningStatus: string }>(`${SERVICES}/checkout`);
     const hub = await api.get<{ bridges?: { tcpListeners?: object } }>('/api/v3/router/hub-config');
     return service.body.provisioningStatus === 'ready' &&
@@ -829,7 +1088,7 @@ beforeAll(async () => {
       ? true
       : undefined;
   }, 'the checkout service to be ready on the hub');
-});
+}
 
 afterAll(async () => {
   await t?.stop();
@@ -949,5 +1208,78 @@ describe('unknown fields are accepted, ignored and warned about', () => {
       ...before,
       tags: ['checkout', 'shop'],
     });
+  });
+});
+
+describe('hostile multipart bodies on every upload route', () => {
+  const uploads = allRoutes().filter((route) => route.request?.kind === 'multipart');
+
+  it('covers every multipart route there is', () => {
+    // Assess: services, applications and microservices, each created and replaced from YAML
+    expect(uploads.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
+      'PATCH /api/v3/microservices/yaml/{uuid}',
+      'PATCH /api/v3/services/yaml/{name}',
+      'POST /api/v3/application/yaml',
+      'POST /api/v3/microservices/yaml',
+      'POST /api/v3/services/yaml',
+      'PUT /api/v3/application/yaml/{name}',
+    ]);
+  });
+
+  it('answers each prototype-key part with a 400, writes nothing, and the runtime keeps answering', async () => {
+    // Prepare (the suites above may have left the checkout service converging)
+    await checkoutReady();
+    const before = await snapshot();
+    const answers: string[] = [];
+
+    // Act
+    for (const route of uploads) {
+      const path = route.path.replace(/\{[^}]+\}/g, 'checkout');
+      for (const name of ['__proto__[]', 'constructor[]', 'toString[]', 'hasOwnProperty[]', '__proto__']) {
+        const response = await send(multipartRequest(route.method, path, [{ name, text: 'kind: x' }]));
+        answers.push(
+          `${route.method} ${route.path} ${name}: ${response.status} ${JSON.stringify(response.body)}`,
+        );
+      }
+    }
+    const status = await api.get<{ status: string }>('/api/v3/status');
+
+    // Assess
+    expect(answers).toEqual(
+      uploads.flatMap((route) =>
+        ['__proto__[]', 'constructor[]', 'toString[]', 'hasOwnProperty[]', '__proto__'].map(
+          (name) =>
+            `${route.method} ${route.path} ${name}: 400 ${JSON.stringify({
+              name: 'ValidationError',
+              message: `Multipart field '${(route.request as { field: string }).field}' is required`,
+            })}`,
+        ),
+      ),
+    );
+    expect({ status: status.status, body: status.body.status }).toEqual({ status: 200, body: 'online' });
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe('multipart boundaries RFC 2046 allows', () => {
+  it.each([
+    ['bare', '----=_Part_0_1.2', 'multipart/form-data; boundary=----=_Part_0_1.2'],
+    ['quoted, with a space and a colon', "it's a: (test)", `multipart/form-data; boundary="it's a: (test)"`],
+  ])('%s boundary %s: the upload is read and the service created', async (_kind, boundary, contentType) => {
+    // Prepare
+    const name = `boundary-${_kind === 'bare' ? 'bare' : 'quoted'}`;
+    const yaml = serviceYaml({ type: 'external', resource: `${name}.example.com` }, { name, tags: [] });
+    const body = `--${boundary}\r\nContent-Disposition: form-data; name="service"; filename="s.yaml"\r\n\r\n${yaml}\r\n--${boundary}--\r\n`;
+
+    // Act
+    const created = await api.request<{ name: string }>('POST', SERVICES_YAML, {
+      body,
+      headers: { 'content-type': contentType },
+    });
+    const removed = await api.delete(`${SERVICES}/${name}`);
+
+    // Assess
+    expect({ status: created.status, name: created.body.name }).toEqual({ status: 201, name });
+    expect(removed.status).toBe(204);
   });
 });

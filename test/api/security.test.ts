@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_AUDIENCE, LOCAL_ISSUER, mintUserToken } from '../../infra/local/auth.js';
+import { documentClient } from '../../shared/store/client.js';
 import { createAgent, createHub } from '../fixtures/world.js';
 import { ApiClient, type ApiResponse, eventually } from '../support/client.js';
 import { type RuntimeProcess, spawnRuntime, waitForExit } from '../support/process.js';
@@ -77,18 +78,21 @@ const signingKey = (dataDir: string) =>
 /** A user token as an attacker would build it; by default everything about it is right. */
 async function userToken(
   key: Parameters<SignJWT['sign']>[0],
-  options: { alg?: string; issuer?: string; audience?: string; iat?: number; exp?: number } = {},
+  options: { alg?: string; issuer?: string; audience?: string; iat?: number | null; exp?: number } = {},
 ): Promise<string> {
-  const iat = options.iat ?? nowSeconds();
-  return new SignJWT({ roles: ['admin'] })
+  const iat = options.iat === null ? undefined : (options.iat ?? nowSeconds());
+  const token = new SignJWT({ roles: ['admin'] })
     .setProtectedHeader({ alg: options.alg ?? 'EdDSA', kid: signingKey(t.dataDir).kid, typ: 'JWT' })
     .setIssuer(options.issuer ?? LOCAL_ISSUER)
     .setAudience(options.audience ?? LOCAL_AUDIENCE)
     .setSubject('mallory')
-    .setIssuedAt(iat)
-    .setExpirationTime(options.exp ?? iat + 3600)
-    .sign(key);
+    .setExpirationTime(options.exp ?? (iat ?? nowSeconds()) + 3600);
+  if (iat !== undefined) token.setIssuedAt(iat);
+  return token.sign(key);
 }
+
+/** USER_TOKEN_MAX_LIFETIME_SECONDS by default: seven days. */
+const USER_TOKEN_MAX_LIFETIME = 7 * 24 * 3600;
 
 const localPrivateKey = async () => importJWK(signingKey(t.dataDir).privateJwk, 'EdDSA');
 
@@ -274,6 +278,24 @@ describe('user tokens that must not verify', () => {
       expected: INVALID_TOKEN,
     },
     {
+      title: 'a token living seven days and a second (longer than USER_TOKEN_MAX_LIFETIME_SECONDS)',
+      authorization: async () =>
+        `Bearer ${await userToken(await localPrivateKey(), { exp: nowSeconds() + USER_TOKEN_MAX_LIFETIME + 1 })}`,
+      expected: INVALID_TOKEN,
+    },
+    {
+      title: 'a token without iat that expires in ten years',
+      authorization: async () =>
+        `Bearer ${await userToken(await localPrivateKey(), { iat: null, exp: nowSeconds() + 10 * 365 * 24 * 3600 })}`,
+      expected: INVALID_TOKEN,
+    },
+    {
+      title: 'a token issued a day in the future (iat = now + 1 day, exp = iat + 1 h)',
+      authorization: async () =>
+        `Bearer ${await userToken(await localPrivateKey(), { iat: nowSeconds() + 24 * 3600 })}`,
+      expected: INVALID_TOKEN,
+    },
+    {
       title: 'a token signed by another Ed25519 key with the right issuer, audience and kid',
       authorization: async () => {
         const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
@@ -303,19 +325,28 @@ describe('user tokens that must not verify', () => {
     },
   );
 
-  it('a token crafted the same way with the local key is accepted (the refusals above are not vacuous)', async () => {
-    // Prepare
-    const token = await userToken(await localPrivateKey());
-    const before = await snapshot();
+  it.each([
+    ['living one hour', {}],
+    ['living exactly seven days', { exp: nowSeconds() + USER_TOKEN_MAX_LIFETIME }],
+    ['without iat, expiring in six days', { iat: null, exp: nowSeconds() + 6 * 24 * 3600 }],
+  ] as const)(
+    'a token crafted the same way with the local key, %s, is accepted (the refusals above are not vacuous)',
+    async (_title, options) => {
+      // Prepare
+      const token = await userToken(await localPrivateKey(), options);
+      const before = await snapshot();
 
-    // Act
-    const read = await anonymous.request('GET', SERVICES, { headers: { authorization: `Bearer ${token}` } });
+      // Act
+      const read = await anonymous.request('GET', SERVICES, {
+        headers: { authorization: `Bearer ${token}` },
+      });
 
-    // Assess
-    expect(read.status).toBe(200);
-    expect(read.body).toEqual(before.services);
-    await assertUnchanged(before);
-  });
+      // Assess
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual(before.services);
+      await assertUnchanged(before);
+    },
+  );
 });
 
 describe('the viewer role', () => {
@@ -618,6 +649,115 @@ describe('provisioning', () => {
     expect(outcome(expired)).toEqual({ status: 401, body: EXPIRED_PROVISIONING_KEY });
     expect(outcome(again)).toEqual({ status: 404, body: INVALID_PROVISIONING_KEY });
     await assertUnchanged(before);
+  });
+});
+
+/**
+ * What the store is asked while a request runs: every DynamoDB command the runtime sends, by name and
+ * with its input as JSON, seen from outside the product code through the SDK's middleware stack.
+ */
+async function storeCallsDuring(work: () => Promise<unknown>): Promise<{ command: string; input: string }[]> {
+  const calls: { command: string; input: string }[] = [];
+  const client = t.inRuntime(() => documentClient());
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      calls.push({ command: String(context.commandName), input: JSON.stringify(args.input) });
+      return next(args);
+    },
+    { step: 'initialize', name: 'securityTestStoreSpy' },
+  );
+  try {
+    await work();
+  } finally {
+    client.middlewareStack.remove('securityTestStoreSpy');
+  }
+  return calls;
+}
+
+describe('forged agent tokens never reach the store with what they claim', () => {
+  const unsigned = (claims: Record<string, unknown>) =>
+    `${b64url({ alg: 'EdDSA', typ: 'JWT' })}.${b64url(claims)}.${Buffer.from('x'.repeat(64)).toString('base64url')}`;
+
+  it.each([
+    [
+      'an unsigned token whose sub is 3,000 characters',
+      () => unsigned({ sub: 's'.repeat(3000), jti: randomUUID(), iat: nowSeconds(), exp: nowSeconds() + 60 }),
+      's'.repeat(3000),
+    ],
+    [
+      'an unsigned token whose sub is not an agent uuid',
+      () => unsigned({ sub: 'AGENT#x/../', jti: randomUUID(), iat: nowSeconds(), exp: nowSeconds() + 60 }),
+      'AGENT#x/../',
+    ],
+    [
+      'a token signed by agent A whose jti is 3,000 characters',
+      () => agentToken(agentA, { jti: 'j'.repeat(3000) }),
+      'j'.repeat(3000),
+    ],
+  ])('%s: 401, and the store sees none of it (zero calls)', async (_title, token, claimed) => {
+    // Prepare
+    const authorization = `Bearer ${await token()}`;
+    let response: ApiResponse | undefined;
+
+    // Act
+    const calls = await storeCallsDuring(async () => {
+      response = await anonymous.request('GET', AGENT_CHANGES, { headers: { authorization } });
+    });
+
+    // Assess
+    expect(outcome(response!)).toEqual({ status: 401, body: AGENT_AUTH_FAILED });
+    expect(calls.filter((call) => call.input.includes(claimed.slice(0, 200)))).toEqual([]);
+  });
+
+  it("a well-formed token for agent A signed with another key: 401 after one read of A's public key; nothing written", async () => {
+    // Prepare
+    const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    const jti = randomUUID();
+    const forged = await new SignJWT({})
+      .setProtectedHeader({ alg: 'EdDSA' })
+      .setSubject(uuids.a)
+      .setIssuedAt()
+      .setExpirationTime('60s')
+      .setJti(jti)
+      .sign(privateKey);
+    let response: ApiResponse | undefined;
+
+    // Act
+    const calls = await storeCallsDuring(async () => {
+      response = await anonymous.request('GET', AGENT_CHANGES, {
+        headers: { authorization: `Bearer ${forged}` },
+      });
+    });
+
+    // Assess
+    expect(outcome(response!)).toEqual({ status: 401, body: AGENT_AUTH_FAILED });
+    expect(calls.filter((call) => call.input.includes(uuids.a))).toEqual([
+      { command: 'GetItemCommand', input: expect.stringContaining(`AGENTKEY#${uuids.a}`) },
+    ]);
+    expect(calls.filter((call) => call.input.includes(jti))).toEqual([]);
+  });
+
+  it('a good token from agent A whose acknowledged lastUpdated is a 10,000-deep array: 400 naming the field', async () => {
+    // Prepare
+    const token = await agentToken(agentA);
+    const deep = `${'['.repeat(10_000)}1${']'.repeat(10_000)}`;
+
+    // Act
+    const response = await asAgent(token).request('PATCH', AGENT_CHANGES, {
+      body: `{"lastUpdated":${deep}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    const status = await anonymous.get<{ status: string }>('/api/v3/status');
+
+    // Assess
+    expect(outcome(response)).toEqual({
+      status: 400,
+      body: {
+        name: 'ValidationError',
+        message: expect.stringMatching(/^Field 'lastUpdated' .*\[\[\[\[\[\[\[\[\[\.\.\.\]\]\]\]\]\]\]\]\]/),
+      },
+    });
+    expect(status.body.status).toBe('online');
   });
 });
 
