@@ -120,10 +120,12 @@ export function defineContractSuite(
   backend: () => Promise<ContractBackend>,
   options: ContractSuiteOptions = {},
 ): void {
-  // With `queuesOnly` the backend under test serves SQS only: its store cases are reported as skipped,
-  // so a run on it says what it did not cover. The queue tests still need a DynamoDB endpoint (fog
+  // With `queuesOnly` the backend under test serves SQS only: the store part is not defined for it, and
+  // the suite's title says it is the queue contract. The queue tests still need a DynamoDB endpoint (fog
   // reconciles number their messages with a counter in the table).
-  const describeStore = describe.skipIf(options.queuesOnly === true);
+  const describeStore = (part: string, cases: () => void) => {
+    if (!options.queuesOnly) describe(part, cases);
+  };
   const title = options.queuesOnly ? `queue contract on ${name}` : `store and queue contract on ${name}`;
 
   describe(title, () => {
