@@ -114,6 +114,13 @@ export const SETTINGS = {
     context: { key: 'pendingGraceMs' },
     doc: 'age after which the sweeper re-drives lagging work',
   },
+  DRIFT_CHECK_ROUTERS: {
+    schema: int(0, 10_000),
+    default: '250',
+    scope: 'controller',
+    context: { key: 'driftCheckRouters' },
+    doc: 'routers each sweep recomputes and compares with their config (0: no drift check)',
+  },
   MAX_RECEIVE_COUNT: {
     schema: int(1, 1000),
     default: '5',
@@ -317,6 +324,8 @@ export type Config = {
   credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
   hubLockLeaseMs: number;
   pendingGraceMs: number;
+  /** Routers the periodic sweep checks for drift, in a window that rotates over every agent. */
+  driftCheckRouters: number;
   /** Receives before SQS moves a message to its DLQ; must match the queues' redrive policy. */
   maxReceiveCount: number;
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
@@ -399,6 +408,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     credentials: undefined,
     hubLockLeaseMs: e.HUB_LOCK_LEASE_MS!,
     pendingGraceMs: e.PENDING_GRACE_MS!,
+    driftCheckRouters: e.DRIFT_CHECK_ROUTERS!,
     maxReceiveCount: e.MAX_RECEIVE_COUNT!,
     logLevel: e.LOG_LEVEL!,
     deniedResourceAddresses: e.DENIED_RESOURCE_ADDRESSES!,

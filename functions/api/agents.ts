@@ -1,10 +1,18 @@
 import { z } from 'zod';
-import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from '../../shared/commands/agents.js';
+import {
+  createAgent,
+  deleteAgent,
+  getAgent,
+  listAgents,
+  requestAgentReconcile,
+  updateAgent,
+} from '../../shared/commands/agents.js';
 import { issueProvisioningKey } from '../../shared/commands/provisioning.js';
 import { getAgentRouterConfig } from '../../shared/commands/router.js';
 import { createAgentBody, patchAgentBody, rejectAgentUuidChange } from '../../shared/domain/agent-schema.js';
 import { httpApi, jsonRequest, reply, routesOf } from '../../shared/http/api.js';
 import {
+  agentReconcileAccepted,
   agentView,
   createdAgent,
   provisioningKeyView,
@@ -79,6 +87,14 @@ export const routes = [
     summary: "An agent's router config",
     responses: { 200: routerConfigView },
     handler: async ({ param }) => reply.ok(await getAgentRouterConfig(param('uuid'))),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v3/iofog/{uuid}/reconcile',
+    auth: 'admin',
+    summary: "Re-drive an agent's router",
+    responses: { 202: agentReconcileAccepted },
+    handler: async ({ param }) => reply.json(202, await requestAgentReconcile(param('uuid'))),
   }),
 ];
 

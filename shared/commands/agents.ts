@@ -22,12 +22,13 @@ import {
   putNewAgentRow,
   releaseSystemAgent,
   replaceAgentRow,
-  setAgentTokens,
 } from '../store/agents.js';
 import { deleteMicroservice, listMicroservicesByAgent } from '../store/applications.js';
+import { forgetApplied, getApplied, removeAppliedIfEmpty } from '../store/applied.js';
 import { deleteAgentCredentials, getProvisionedArchitecture } from '../store/credentials.js';
 import { deleteDefaultRouter, getDefaultRouter, putDefaultRouterIfAbsent } from '../store/routers.js';
 import { listServicesByHub, listServicesBySite } from '../store/services.js';
+import { syncTokenIndex } from '../store/token-index.js';
 import { findAgent } from './resolve.js';
 
 export interface AgentView extends AgentHealth {
@@ -190,7 +191,6 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
     fogTypeId: body.fogType ?? 0,
     generation: 1,
     observedGeneration: 0,
-    appliedTokens: [],
     createdAt: now,
     updatedAt: now,
   };
@@ -361,13 +361,27 @@ export async function deleteAgent(uuid: string): Promise<void> {
     const row = await requireAgent(uuid);
     const runsDefaultRouter = await checkAgentDeletable(row);
     for (const microservice of await listMicroservicesByAgent(uuid)) await deleteMicroservice(microservice);
-    await setAgentTokens(uuid, [], row.appliedTokens);
+    // Its token-index entries go first: a service fan-out must not find it once it is gone. A lost race
+    // below leaves the agent in place, and its next fog reconcile writes them again.
+    const tokensLeft = await syncTokenIndex({ agent: uuid }, [], await getApplied({ agent: uuid }));
     if (!(await deleteAgentRow(row))) return CONFLICT;
+    await forgetApplied({ agent: uuid }, { tokens: tokensLeft });
+    await removeAppliedIfEmpty({ agent: uuid });
     await Promise.all([deleteAgentCredentials(uuid), deleteAgentReports(uuid)]);
     if (row.isSystem) await releaseSystemAgent(uuid);
     if (runsDefaultRouter) await deleteDefaultRouter();
     await enqueueFogReconciles([uuid]);
   }, agentContention(uuid));
+}
+
+/**
+ * Asks for a fresh reconcile of the agent's router (and its token index), as the sweeper's drift check
+ * would: the worker recomputes the router's bridge entries from the store and writes what differs.
+ */
+export async function requestAgentReconcile(uuid: string): Promise<{ uuid: string; reconcile: 'requested' }> {
+  await requireAgent(uuid);
+  await enqueueFogReconciles([uuid]);
+  return { uuid, reconcile: 'requested' };
 }
 
 /** Refuses to delete an agent something depends on; returns whether it runs the default router. */

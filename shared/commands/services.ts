@@ -52,8 +52,6 @@ export async function createService(body: CreateServiceBody, source: Source): Pr
       observedGeneration: 0,
       incarnation: 1,
       siteKey,
-      appliedRouters: [],
-      appliedTokens: [],
       deleted: false,
       createdAt: now,
       updatedAt: now,

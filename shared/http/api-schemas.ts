@@ -115,6 +115,9 @@ export const routerConfigView = z
 export const reconcileAccepted = z
   .object({ name: z.string(), provisioningStatus: z.literal('pending') })
   .strict();
+export const agentReconcileAccepted = z
+  .object({ uuid: z.string(), reconcile: z.literal('requested') })
+  .strict();
 export const statusView = z
   .object({
     status: z.literal('online'),

@@ -1,21 +1,24 @@
 import { config } from '../context.js';
 import { agentDistributionTokens } from '../domain/distribution.js';
 import { DEFAULT_ROUTER, entriesFor, hubRouterKey, serviceSiteKey } from '../domain/placement.js';
-import type { RouterConfig } from '../domain/router-config.js';
+import { canonicalJson, type RouterConfig } from '../domain/router-config.js';
 import { connectorName, listenerName } from '../domain/router-objects.js';
 import { ReconcileError } from '../errors.js';
 import { timeStep, usage } from '../metrics/usage.js';
 import type { FogReconcileMessage } from '../queue/messages.js';
-import { type AgentRow, getAgentRow, replaceAgentRow, setAgentTokens } from '../store/agents.js';
+import { type AgentRow, getAgentRow, replaceAgentRow } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
+import { forgetApplied, getApplied } from '../store/applied.js';
 import {
   type DefaultRouterRow,
   deleteRouterConfig,
   getDefaultRouter,
+  getRouterConfig,
   getRouterRequests,
   markRouterRequestsCompleted,
 } from '../store/routers.js';
 import { getServiceRow } from '../store/services.js';
+import { syncTokenIndex } from '../store/token-index.js';
 import { reconcileRouter, routerView } from './router.js';
 
 /**
@@ -25,7 +28,11 @@ import { reconcileRouter, routerView } from './router.js';
 export async function reconcileFog(message: FogReconcileMessage): Promise<void> {
   const { routerKey } = message;
   const requests = await getRouterRequests(routerKey);
-  if (requests.completed !== undefined && message.seq <= requests.completed) return;
+  if (requests.completed !== undefined && message.seq <= requests.completed) {
+    // A later computation covered this request, but it may have read an index that lagged the service
+    // the request is about: that one service is checked, and only a router that misses it computes again.
+    if (!message.service || (await reflectsService(routerKey, message.service))) return;
+  }
   const coveredUpTo = Math.max(requests.requested ?? 0, message.seq);
   usage.routerReconciles += 1;
 
@@ -44,15 +51,13 @@ export async function reconcileFog(message: FogReconcileMessage): Promise<void> 
   }
 }
 
+/** The agent's entries in the token index, so service fan-outs find it by what its tags select. */
 async function syncAgentTokenIndex(agent: AgentRow): Promise<void> {
   const tokens =
     agent.routerMode === 'none' ? [] : agentDistributionTokens(agent.tags, config().serviceAnnotationTag);
-  const add = tokens.filter((token) => !agent.appliedTokens.includes(token));
-  const remove = agent.appliedTokens.filter((token) => !tokens.includes(token));
-  if (add.length === 0 && remove.length === 0) return;
-  await setAgentTokens(agent.uuid, add, remove);
-  const next = { ...agent, appliedTokens: tokens };
-  if (await replaceAgentRow(next, agent)) Object.assign(agent, next);
+  const owner = { agent: agent.uuid };
+  const stale = await syncTokenIndex(owner, tokens, await getApplied(owner));
+  await forgetApplied(owner, { tokens: stale });
 }
 
 /**
@@ -66,21 +71,44 @@ async function verifyServiceEntries(
   agent: AgentRow | undefined,
   defaultRouter: DefaultRouterRow | undefined,
 ): Promise<void> {
+  if (!(await holdsServiceAsPlaced(routerKey, routerConfig, serviceName, agent, defaultRouter))) {
+    throw new ReconcileError(
+      `Router ${routerKey} does not reflect service ${serviceName} yet (index lag); retrying`,
+    );
+  }
+}
+
+/** Whether the router's stored config holds the named service's entries as placement wants them. */
+async function reflectsService(routerKey: string, serviceName: string): Promise<boolean> {
+  // The Kubernetes hub document is the operator's ConfigMap, re-checked by every service reconcile.
+  if (routerKey === DEFAULT_ROUTER && config().controlPlane === 'kubernetes') return true;
+  const [stored, agent, defaultRouter] = await Promise.all([
+    getRouterConfig(routerKey),
+    routerKey === DEFAULT_ROUTER ? undefined : getAgentRow(routerKey),
+    getDefaultRouter(),
+  ]);
+  return holdsServiceAsPlaced(routerKey, stored?.config, serviceName, agent, defaultRouter);
+}
+
+async function holdsServiceAsPlaced(
+  routerKey: string,
+  routerConfig: RouterConfig | undefined,
+  serviceName: string,
+  agent: AgentRow | undefined,
+  defaultRouter: DefaultRouterRow | undefined,
+): Promise<boolean> {
   const [service, router] = await Promise.all([
     getServiceRow(serviceName),
     routerView(routerKey, defaultRouter, agent),
   ]);
-  if (!router) return;
+  if (!router) return true;
   const here = service && serviceSiteKey(service, hubRouterKey(defaultRouter)) === routerKey;
   const microservice =
     here && service.type === 'microservice' ? await getMicroservice(service.resource) : undefined;
   const expected = service ? entriesFor(router, service, microservice) : {};
   const bridges = routerConfig?.bridges ?? {};
-  const hasListener = listenerName(serviceName) in (bridges.tcpListeners ?? {});
-  const hasConnector = connectorName(serviceName) in (bridges.tcpConnectors ?? {});
-  if (hasListener !== !!expected.listener || hasConnector !== !!expected.connector) {
-    throw new ReconcileError(
-      `Router ${routerKey} does not reflect service ${serviceName} yet (index lag); retrying`,
-    );
-  }
+  return (
+    canonicalJson(bridges.tcpListeners?.[listenerName(serviceName)]) === canonicalJson(expected.listener) &&
+    canonicalJson(bridges.tcpConnectors?.[connectorName(serviceName)]) === canonicalJson(expected.connector)
+  );
 }

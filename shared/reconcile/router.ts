@@ -15,9 +15,10 @@ import {
   type RouterConfig,
   sameRouterConfig,
 } from '../domain/router-config.js';
+import { applyDesiredToSkrouterd } from '../domain/skrouterd.js';
 import { ContentionError } from '../errors.js';
 import { faultPoint } from '../faults.js';
-import { applyHubConfigMap } from '../k8s/hub-configmap.js';
+import { applyHubConfigMap, readHubConfigMap } from '../k8s/hub-configmap.js';
 import { logger } from '../log/logger.js';
 import { usage } from '../metrics/usage.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
@@ -105,10 +106,7 @@ async function writeRouterBridges(
   const isHub = router.key === router.hubKey;
   return retryOnConflict(
     async () => {
-      const desired = await desiredBridges(router);
-      const current = await getRouterConfig(routerKey);
-      const base = current?.config ?? initialRouterConfig(isHub);
-      const next = applyDesiredBridges(base, desired);
+      const { current, base, next, desired } = await plannedRouterConfig(router);
       // Nothing to change (a router with no config yet whose desired state is its default counts too):
       // no write, and no change flag for the agent to chase.
       if (sameRouterConfig(base, next)) return { routerKey, managed: true, written: false, config: base };
@@ -129,6 +127,33 @@ async function writeRouterBridges(
         new ContentionError(`Router config ${routerKey} kept changing under reconcile; will retry`),
     },
   );
+}
+
+/** A router's stored config, and what it becomes with the bridge entries the store says it should hold. */
+async function plannedRouterConfig(router: RouterView) {
+  const desired = await desiredBridges(router);
+  const current = await getRouterConfig(router.key);
+  const base = current?.config ?? initialRouterConfig(router.key === router.hubKey);
+  return { current, base, next: applyDesiredBridges(base, desired), desired };
+}
+
+/**
+ * Whether a router holds other bridge entries than the store says it should: reads only, for the
+ * sweeper's drift check. A router with nothing to manage has not drifted.
+ */
+export async function routerDrifted(
+  routerKey: string,
+  defaultRouter: DefaultRouterRow | undefined,
+): Promise<boolean> {
+  const router = await routerView(routerKey, defaultRouter);
+  if (!router) return false;
+  if (router.key === DEFAULT_ROUTER && config().controlPlane === 'kubernetes') {
+    const current = await readHubConfigMap();
+    const next = applyDesiredToSkrouterd(current, await desiredBridges(router));
+    return JSON.stringify(next) !== JSON.stringify(current);
+  }
+  const { base, next } = await plannedRouterConfig(router);
+  return !sameRouterConfig(base, next);
 }
 
 /** The bridge entries a router should hold, computed from the store alone. */

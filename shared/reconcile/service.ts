@@ -28,6 +28,13 @@ import type { ServiceReconcileMessage } from '../queue/messages.js';
 import { enqueueFogReconciles } from '../queue/publishers.js';
 import { type AgentRow, getAgentRow, listAgentUuidsByToken } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
+import {
+  type Applied,
+  forgetApplied,
+  getApplied,
+  recordApplied,
+  removeAppliedIfEmpty,
+} from '../store/applied.js';
 import { claimBridgePort } from '../store/ports.js';
 import { type DefaultRouterRow, getDefaultRouter, getRouterConfig } from '../store/routers.js';
 import {
@@ -36,8 +43,8 @@ import {
   removeServiceTombstone,
   replaceServiceRow,
   type ServiceRow,
-  setServiceTokens,
 } from '../store/services.js';
+import { syncTokenIndex } from '../store/token-index.js';
 import { reconcileRouter } from './router.js';
 
 /** What one reconcile works from: the row, the default router and where the row was applied before. */
@@ -45,6 +52,8 @@ interface Work {
   row: ServiceRow;
   defaultRouter: DefaultRouterRow | undefined;
   hubKey: string | undefined;
+  /** Tokens indexed and routers asked for this name, by this or any earlier reconcile. */
+  applied: Applied;
   /** The connector site the row was last applied to (a moved connector leaves it). */
   previousSite: string | null;
 }
@@ -67,12 +76,13 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
   const row = await getServiceRow(message.name);
   if (!row) return;
   if (message.generation <= row.observedGeneration && row.observedGeneration >= row.generation) return;
-  const defaultRouter = await getDefaultRouter();
+  const [defaultRouter, applied] = await Promise.all([getDefaultRouter(), getApplied({ service: row.name })]);
   const work: Work = {
     row,
     defaultRouter,
     hubKey: serviceHubKey(row, hubRouterKey(defaultRouter)),
-    previousSite: row.appliedRouters.includes(row.siteKey ?? '') ? row.siteKey : null,
+    applied,
+    previousSite: applied.routers.includes(row.siteKey ?? '') ? row.siteKey : null,
   };
   if (row.deleted) await removeService(work);
   else await applyService(work);
@@ -81,7 +91,7 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
 /** Derive, hub, Kubernetes Service, fan-out, status. */
 async function applyService(work: Work): Promise<void> {
   const derived = await step(work, 'derive assigned fields', () => deriveAssignedFields(work));
-  const tokens = await step(work, 'token index', () => syncServiceTokens(work.row));
+  const tokens = await step(work, 'token index', () => syncServiceTokens(work));
   // The hub is written even when the backend is gone: its listener stays, and a user-facing failure
   // of the backend comes first.
   const hubFailure = await step(work, 'hub lock + hub write', () => convergeHub(work, derived.backend), {
@@ -91,17 +101,13 @@ async function applyService(work: Work): Promise<void> {
   if (needsKubernetesService(work.row) && !failure) {
     failure = await step(work, 'Kubernetes Service', () => convergeKubernetesService(work));
   }
-  const desiredRouters = await step(work, 'fan-out', () => fanOut(work, tokens), {
-    after: 'service:after-fan-out',
-  });
-  await step(work, 'status', () => recordOutcome(work, desiredRouters, tokens, failure), {
-    before: 'service:before-status-write',
-  });
+  await step(work, 'fan-out', () => fanOut(work, tokens), { after: 'service:after-fan-out' });
+  await step(work, 'status', () => recordOutcome(work, failure), { before: 'service:before-status-write' });
 }
 
 /** Token index, hub, Kubernetes Service, fan-out, and the row goes once every router is clean. */
 async function removeService(work: Work): Promise<void> {
-  await step(work, 'token index', () => syncServiceTokens(work.row));
+  await step(work, 'token index', () => syncServiceTokens(work));
   await step(work, 'hub lock + hub write', () => convergeHub(work, { siteKey: null }), {
     after: 'service:after-hub-write',
   });
@@ -109,9 +115,13 @@ async function removeService(work: Work): Promise<void> {
     await step(work, 'Kubernetes Service', () => deleteKubernetesService(work.row.name));
   }
   await step(work, 'fan-out', () => fanOut(work, []), { after: 'service:after-fan-out' });
-  await step(work, 'status', () => removeServiceTombstone(work.row.name, work.row.generation), {
-    before: 'service:before-status-write',
-  });
+  await step(work, 'status', () => removeTombstone(work.row), { before: 'service:before-status-write' });
+}
+
+/** The row goes once every router is clean; its bookkeeping goes with it once nothing is left in it. */
+async function removeTombstone(row: ServiceRow): Promise<void> {
+  if (await removeServiceTombstone(row.name, row.generation))
+    await removeAppliedIfEmpty({ service: row.name });
 }
 
 /** One named step: timed when metering, between the fault points the fault tests arm. */
@@ -182,13 +192,9 @@ async function resolveBackend(row: ServiceRow): Promise<Backend> {
 }
 
 /** Token index first, so the fog reconciles the fan-out triggers find the service by its tokens. */
-async function syncServiceTokens(row: ServiceRow): Promise<string[]> {
-  const tokens = row.deleted ? [] : serviceDistributionTokens(row.tags);
-  await setServiceTokens(
-    row.name,
-    tokens.filter((token) => !row.appliedTokens.includes(token)),
-    row.appliedTokens.filter((token) => !tokens.includes(token)),
-  );
+async function syncServiceTokens(work: Work): Promise<string[]> {
+  const tokens = work.row.deleted ? [] : serviceDistributionTokens(work.row.tags);
+  await syncTokenIndex({ service: work.row.name }, tokens, work.applied);
   return tokens;
 }
 
@@ -264,14 +270,14 @@ async function currentHubDocument(hubKey: string): Promise<RouterConfig | undefi
 
 /**
  * Asks every router that holds (or must hold) something of this service to converge: its connector site
- * and the agents old ∪ new tags select, plus wherever it was applied. A connector that moved (resource
- * changed, microservice moved) leaves its old site first, inline. Returns the routers that hold it now.
+ * and the agents old ∪ new tokens select, plus every router it was applied to. A connector that moved
+ * (resource changed, microservice moved) leaves its old site first, inline. The routers that hold it
+ * from now on are recorded before any is asked; what it no longer touches is forgotten only after.
  */
-async function fanOut(work: Work, tokens: string[]): Promise<string[]> {
-  const { row, hubKey, previousSite } = work;
+async function fanOut(work: Work, tokens: string[]): Promise<void> {
+  const { row, hubKey, previousSite, applied } = work;
   const site = serviceSiteKey(row, hubRouterKey(work.defaultRouter));
-  // The tombstone keeps its tags, so old ∪ new covers the agents a deleted service was on.
-  const everSelected = [...new Set([...serviceDistributionTokens(row.tags), ...row.appliedTokens])];
+  const everSelected = [...new Set([...tokens, ...applied.tokens])];
   const agentsByToken = await agentsSelectingTokens([DISTRIBUTION_ALL, ...everSelected]);
   const routersFor = (selecting: string[]) => [
     ...new Set([
@@ -279,13 +285,24 @@ async function fanOut(work: Work, tokens: string[]): Promise<string[]> {
       ...[DISTRIBUTION_ALL, ...selecting].flatMap((token) => agentsByToken.get(token) ?? []),
     ]),
   ];
+  const holding = row.deleted ? [] : [...new Set([...routersFor(tokens), ...(hubKey ? [hubKey] : [])])];
+  await recordApplied(
+    { service: row.name },
+    { routers: holding.filter((key) => !applied.routers.includes(key)) },
+  );
   const siteMoved = !!previousSite && previousSite !== row.siteKey && previousSite !== hubKey;
   if (siteMoved) await reconcileRouter(previousSite, work.defaultRouter);
-  const routers = new Set([...routersFor(everSelected), ...row.appliedRouters]);
+  const routers = new Set([...routersFor(everSelected), ...applied.routers]);
   if (hubKey) routers.delete(hubKey);
   if (siteMoved) routers.delete(previousSite);
   await enqueueFogReconciles(routers, row.name);
-  return row.deleted ? [] : routersFor(tokens);
+  await forgetApplied(
+    { service: row.name },
+    {
+      tokens: applied.tokens.filter((token) => !tokens.includes(token)),
+      routers: applied.routers.filter((key) => !holding.includes(key)),
+    },
+  );
 }
 
 /** The agents whose distribution tokens include each of `tokens` (token index; rows decide later). */
@@ -296,20 +313,13 @@ async function agentsSelectingTokens(tokens: string[]): Promise<Map<string, stri
 }
 
 /** Records the outcome at the generation this reconcile worked from (a newer change converges itself). */
-async function recordOutcome(
-  work: Work,
-  desiredRouters: string[],
-  tokens: string[],
-  failure: string | undefined,
-): Promise<void> {
-  const { row, hubKey } = work;
+async function recordOutcome(work: Work, failure: string | undefined): Promise<void> {
+  const { row } = work;
   const applied: ServiceRow = {
     ...row,
     provisioningStatus: failure ? 'failed' : 'ready',
     provisioningError: failure ?? null,
     observedGeneration: row.generation,
-    appliedRouters: [...new Set([...desiredRouters, ...(hubKey ? [hubKey] : [])])],
-    appliedTokens: tokens,
     updatedAt: new Date().toISOString(),
   };
   if (!(await replaceServiceRow(applied, row.generation))) {

@@ -1,43 +1,118 @@
 import { config } from '../context.js';
 import { hubRouterKey, parsePortOwner, portOwner } from '../domain/placement.js';
+import { NotFoundError, ReconcileError } from '../errors.js';
 import { logger } from '../log/logger.js';
 import { enqueueFogReconciles, enqueueServiceReconcile } from '../queue/publishers.js';
-import { listAgentRows, listPendingAgentUuids } from '../store/agents.js';
+import { listAgentRows, listAgentUuidPage, listPendingAgentUuids } from '../store/agents.js';
 import { leakedPorts, listPortClaims, releaseBridgePort, returnToAllocator } from '../store/ports.js';
-import { getDefaultRouter } from '../store/routers.js';
+import {
+  type DefaultRouterRow,
+  getDefaultRouter,
+  getDriftCursor,
+  getRouterRequests,
+  putDriftCursor,
+} from '../store/routers.js';
 import { getServiceRow, listPendingServiceNames } from '../store/services.js';
+import { routerDrifted } from './router.js';
 
 export interface SweepResult {
   services: number;
   routers: number;
+  /** Routers whose config the drift check found differing from the store (re-driven). */
+  drifted: number;
   releasedPorts: number;
 }
 
 /**
- * Re-drives whatever lags: services and agents whose generation is ahead of what reconcile observed
- * (older than the grace period, or all of them on a full sweep), and bridge-port claims whose owner is
- * gone. A full sweep (local start-up, where queued messages did not survive) also re-converges every
- * router, since a lost fan-out leaves no trace in the rows.
+ * Re-drives whatever lags, level-triggered: services and agents whose generation is ahead of what
+ * reconcile observed (older than the grace period, or all of them on a full sweep), routers whose config
+ * differs from what the store says they should hold (a window of them per sweep, rotating over every
+ * agent, plus the hub every time), and bridge-port claims whose owner is gone. A full sweep (local
+ * start-up, where queued messages did not survive) re-converges every router instead.
  */
 export async function sweep(options: { full: boolean; now?: number }): Promise<SweepResult> {
   const now = options.now ?? Date.now();
-  const graceMs = options.full ? 0 : config().pendingGraceMs;
-  const cause = `sweep-${now}`;
+  const services = await redrivePendingServices(options.full ? 0 : config().pendingGraceMs, now);
+  const defaultRouter = await getDefaultRouter();
+  const routers = new Set(await listPendingAgentUuids());
+  let drifted: string[] = [];
+  if (options.full) {
+    for (const agent of await listAgentRows()) routers.add(agent.uuid);
+    const hub = hubRouterKey(defaultRouter);
+    if (hub) routers.add(hub);
+  } else {
+    drifted = await findDriftedRouters(defaultRouter);
+    // Reported before they are re-driven: a queued request is how a router that is catching up looks.
+    await reportDrift(drifted);
+    for (const key of drifted) routers.add(key);
+  }
+  if (routers.size > 0) await enqueueFogReconciles(routers);
+  const releasedPorts = await releaseOrphanPorts(now);
+  const result = { services, routers: routers.size, drifted: drifted.length, releasedPorts };
+  if (services + routers.size + releasedPorts > 0) logger.info('sweep re-drove work', { ...result });
+  return result;
+}
+
+async function redrivePendingServices(graceMs: number, now: number): Promise<number> {
   const pending = (await listPendingServiceNames()).filter(
     (service) => now - Date.parse(service.updatedAt) >= graceMs,
   );
   for (const service of pending)
-    await enqueueServiceReconcile({ name: service.name, generation: service.generation }, cause);
+    await enqueueServiceReconcile({ name: service.name, generation: service.generation }, `sweep-${now}`);
+  return pending.length;
+}
 
-  const routers = new Set(await listPendingAgentUuids());
-  if (options.full) {
-    for (const agent of await listAgentRows()) routers.add(agent.uuid);
-    const hub = hubRouterKey(await getDefaultRouter());
-    if (hub) routers.add(hub);
+/** Routers checked at once by the drift check. */
+const DRIFT_CHECK_CONCURRENCY = 8;
+
+/**
+ * The drift check: the hub and the next `DRIFT_CHECK_ROUTERS` agents after where the previous sweep
+ * stopped are recomputed from the store and compared with their configs (reads only). No message has
+ * to arrive for a router to be repaired: every agent's turn comes within ⌈agents / window⌉ sweeps.
+ */
+async function findDriftedRouters(defaultRouter: DefaultRouterRow | undefined): Promise<string[]> {
+  const window = config().driftCheckRouters;
+  if (window === 0) return [];
+  const page = await listAgentUuidPage(await getDriftCursor(), window);
+  await putDriftCursor(page.next);
+  const hub = hubRouterKey(defaultRouter);
+  const keys = [...new Set([...(hub ? [hub] : []), ...page.uuids])];
+  const drifted: string[] = [];
+  for (let i = 0; i < keys.length; i += DRIFT_CHECK_CONCURRENCY) {
+    const batch = keys.slice(i, i + DRIFT_CHECK_CONCURRENCY);
+    const checks = await Promise.all(batch.map((key) => driftedOrUnknown(key, defaultRouter)));
+    drifted.push(...batch.filter((_, index) => checks[index]));
   }
-  if (routers.size > 0) await enqueueFogReconciles(routers);
+  return drifted;
+}
 
-  let releasedPorts = 0;
+/**
+ * A router with a reconcile still queued is only catching up; one without has drifted (a lost message,
+ * a hand edit), which an operator should hear about.
+ */
+async function reportDrift(drifted: string[]): Promise<void> {
+  if (drifted.length === 0) return;
+  const requests = await Promise.all(drifted.map((key) => getRouterRequests(key)));
+  const idle = drifted.filter((_, i) => (requests[i]!.requested ?? 0) <= (requests[i]!.completed ?? 0));
+  if (idle.length > 0)
+    logger.warn('router configs drifted from the store; re-driving them', { routerKeys: idle });
+  if (idle.length < drifted.length)
+    logger.info('router configs still catching up', { routers: drifted.length - idle.length });
+}
+
+/** A router whose desired state cannot be computed now (its hub ConfigMap missing) is left to reconcile. */
+async function driftedOrUnknown(key: string, defaultRouter: DefaultRouterRow | undefined): Promise<boolean> {
+  try {
+    return await routerDrifted(key, defaultRouter);
+  } catch (error) {
+    if (error instanceof ReconcileError || error instanceof NotFoundError) return false;
+    throw error;
+  }
+}
+
+/** Claims whose owner is gone or holds another port, and ports a crashed create took but never claimed. */
+async function releaseOrphanPorts(now: number): Promise<number> {
+  let released = 0;
   for (const claim of await listPortClaims()) {
     if (now - Date.parse(claim.claimedAt) < config().pendingGraceMs) continue;
     const owner = await getServiceRow(parsePortOwner(claim.owner).name);
@@ -48,16 +123,12 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
       (owner.bridgePort !== null && owner.bridgePort !== claim.port)
     ) {
       await releaseBridgePort(claim.port, claim.owner, config().bridgePorts);
-      releasedPorts++;
+      released++;
     }
   }
-  // Ports a crashed create took from the allocator but never claimed go back to it.
   for (const port of await leakedPorts(config().bridgePorts)) {
     await returnToAllocator(port, config().bridgePorts);
-    releasedPorts++;
+    released++;
   }
-  const result = { services: pending.length, routers: routers.size, releasedPorts };
-  if (result.services + result.routers + result.releasedPorts > 0)
-    logger.info('sweep re-drove work', { ...result });
-  return result;
+  return released;
 }

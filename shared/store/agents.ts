@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { RouterMode } from '../domain/router-objects.js';
 import { ConflictError } from '../errors.js';
 import { conditionalWrite, documentClient, indexes, keys, tableName, withoutKeys } from './client.js';
@@ -21,8 +21,6 @@ export interface AgentRow {
   fogTypeId?: number;
   generation: number;
   observedGeneration: number;
-  /** Distribution tokens the token index holds for this agent (maintained by fog reconcile). */
-  appliedTokens: string[];
   createdAt: string;
   updatedAt: string;
 }
@@ -54,6 +52,32 @@ export async function getAgentUuidByName(name: string): Promise<string | undefin
 export async function listAgentRows(): Promise<AgentRow[]> {
   const items = await queryIndex<Record<string, unknown>>(indexes.byKind, 'AGENT');
   return items.map((item) => withoutKeys<AgentRow>(item)!);
+}
+
+/** A position in the agent list, as the store hands it back; opaque to callers. */
+export type AgentListCursor = Record<string, unknown>;
+
+/**
+ * One page of agent uuids in list order, starting after `cursor`; `next` is where the following page
+ * starts, undefined after the last one.
+ */
+export async function listAgentUuidPage(
+  cursor: AgentListCursor | undefined,
+  limit: number,
+): Promise<{ uuids: string[]; next: AgentListCursor | undefined }> {
+  const page = await documentClient().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: indexes.byKind,
+      KeyConditionExpression: 'GSI1PK = :kind',
+      ExpressionAttributeValues: { ':kind': 'AGENT' },
+      ProjectionExpression: '#uuid',
+      ExpressionAttributeNames: { '#uuid': 'uuid' },
+      Limit: limit,
+      ExclusiveStartKey: cursor,
+    }),
+  );
+  return { uuids: (page.Items ?? []).map((item) => String(item.uuid)), next: page.LastEvaluatedKey };
 }
 
 async function claimAgentName(name: string, uuid: string): Promise<void> {

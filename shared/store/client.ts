@@ -106,6 +106,8 @@ export const keys = {
   imageRegistrySequence: () => ({ PK: 'REGISTRYSEQ', SK: 'SEQ' }),
   agentStatus: (agentUuid: string) => ({ PK: `AGENTSTATUS#${agentUuid}`, SK: 'STATUS' }),
   agentConfig: (agentUuid: string) => ({ PK: `AGENTCONFIG#${agentUuid}`, SK: 'CONFIG' }),
+  applied: (owner: string) => ({ PK: `APPLIED#${owner}`, SK: 'APPLIED' }),
+  driftCursor: () => ({ PK: 'SWEEP', SK: 'DRIFTCURSOR' }),
 };
 
 /** Index names and what they serve. */

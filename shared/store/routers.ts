@@ -126,3 +126,20 @@ export async function deleteRouterConfig(routerKey: string): Promise<void> {
 export async function deleteDefaultRouter(): Promise<void> {
   await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: keys.defaultRouter() }));
 }
+
+/** Where the sweeper's drift check left off in the agent list (undefined: at the start). */
+export async function getDriftCursor(): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.driftCursor(), ConsistentRead: true }),
+  );
+  return Item?.after as Record<string, unknown> | undefined;
+}
+
+export async function putDriftCursor(after: Record<string, unknown> | undefined): Promise<void> {
+  await documentClient().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.driftCursor(), ...(after ? { after } : {}), updatedAt: new Date().toISOString() },
+    }),
+  );
+}

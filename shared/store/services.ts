@@ -8,8 +8,8 @@ import { queryIndex, queryPartition } from './query.js';
 /**
  * A service row. Besides the spec and the public status it carries reconcile bookkeeping:
  * `generation` grows with every user change, `observedGeneration` is what reconcile last converged,
- * `appliedRouters` are the routers whose config was written from this row (so a change or delete can
- * clean up where it used to be), and `deleted` marks a row whose cleanup is still running.
+ * and `deleted` marks a row whose cleanup is still running. Where reconcile applied the name (tokens,
+ * routers) is kept apart, in store/applied.ts, so that rewriting this row can never lose it.
  */
 export interface ServiceRow extends ServiceSpec {
   bridgePort: number | null;
@@ -22,8 +22,6 @@ export interface ServiceRow extends ServiceSpec {
   incarnation: number;
   /** Router key whose config holds the connector: an agent uuid or `default-router`. */
   siteKey: string | null;
-  appliedRouters: string[];
-  appliedTokens: string[];
   deleted: boolean;
   createdAt: string;
   updatedAt: string;
@@ -107,8 +105,6 @@ export async function putNewServiceRow(row: ServiceRow): Promise<ServiceRow> {
             generation: existing.generation + 1,
             incarnation: existing.generation + 1,
             observedGeneration: existing.observedGeneration,
-            appliedRouters: existing.appliedRouters,
-            appliedTokens: existing.appliedTokens,
           }
         : row;
       const written = await conditionalWrite(

@@ -7,7 +7,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureQueues, type QueueUrls } from '../../infra/local/queues.js';
 import type { RouterConfig } from '../../shared/domain/router-config.js';
@@ -17,6 +17,7 @@ import type * as AgentsModule from '../../shared/store/agents.js';
 import type { AgentRow } from '../../shared/store/agents.js';
 import type * as ApplicationsModule from '../../shared/store/applications.js';
 import type { MicroserviceRow } from '../../shared/store/applications.js';
+import type * as AppliedModule from '../../shared/store/applied.js';
 import type * as ChangesModule from '../../shared/store/changes.js';
 import type * as ClientModule from '../../shared/store/client.js';
 import type * as CredentialsModule from '../../shared/store/credentials.js';
@@ -65,8 +66,6 @@ function serviceRow(name: string, overrides: Partial<ServiceRow> = {}): ServiceR
     observedGeneration: 0,
     incarnation: 1,
     siteKey: null,
-    appliedRouters: [],
-    appliedTokens: [],
     deleted: false,
     createdAt: now,
     updatedAt: now,
@@ -90,7 +89,6 @@ function agentRow(uuid: string, name: string): AgentRow {
     natsMode: 'leaf',
     generation: 1,
     observedGeneration: 0,
-    appliedTokens: [],
     createdAt: now,
     updatedAt: now,
   };
@@ -143,6 +141,7 @@ export function defineContractSuite(
     let changes: typeof ChangesModule;
     let credentials: typeof CredentialsModule;
     let publishers: typeof PublishersModule;
+    let applied: typeof AppliedModule;
 
     beforeAll(async () => {
       running = await backend();
@@ -189,6 +188,7 @@ export function defineContractSuite(
         changes,
         credentials,
         publishers,
+        applied,
       ] = await Promise.all([
         import('../../shared/store/client.js'),
         import('../../shared/store/query.js'),
@@ -201,6 +201,7 @@ export function defineContractSuite(
         import('../../shared/store/changes.js'),
         import('../../shared/store/credentials.js'),
         import('../../shared/queue/publishers.js'),
+        import('../../shared/store/applied.js'),
       ]);
     }, 600_000);
 
@@ -267,10 +268,10 @@ export function defineContractSuite(
         expect(stored?.targetPort).toBe(9000 + results.indexOf(true));
       });
 
-      it('recreates a name over its tombstone, carrying the generation and applied routers forward', async () => {
+      it('recreates a name over its tombstone, carrying the generation forward', async () => {
         // Prepare
         const created = await services.putNewServiceRow(serviceRow('phoenix', { siteKey: 'agent-p' }));
-        const tombstone = { ...created, deleted: true, generation: 2, appliedRouters: ['agent-p'] };
+        const tombstone = { ...created, deleted: true, generation: 2 };
         expect(await services.replaceServiceRow(tombstone, 1)).toBe(true);
         const listedWhileDeleted = (await services.listServiceRows()).map((row) => row.name);
         const pendingWhileDeleted = (await services.listPendingServiceNames()).map((row) => row.name);
@@ -284,7 +285,6 @@ export function defineContractSuite(
         expect(pendingWhileDeleted).toContain('phoenix');
         expect(recreated.generation).toBe(3);
         expect(recreated.incarnation).toBe(3);
-        expect(recreated.appliedRouters).toEqual(['agent-p']);
         expect(removedStale).toBe(false);
         const stored = await services.getServiceRow('phoenix');
         expect(stored).toMatchObject({ deleted: false, generation: 3, targetPort: 1234 });
@@ -849,6 +849,55 @@ export function defineContractSuite(
         expect(later).toBeUndefined();
         expect(await credentials.latestProvisioningKeyHash('agent-k')).toBe('hash-1');
         expect(await credentials.takeProvisioningKey('hash-never-issued')).toBeUndefined();
+      });
+    });
+
+    describeStore('applied bookkeeping (string sets)', () => {
+      it('adds and removes members atomically: concurrent additions are all kept', async () => {
+        // Prepare
+        const owner = { service: 'sets-concurrent' };
+
+        // Act
+        await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            applied.recordApplied(owner, { tokens: [`t${i}`], routers: [`r${i % 3}`] }),
+          ),
+        );
+        await applied.forgetApplied(owner, { tokens: ['t0', 't1', 'never-added'], routers: ['r2'] });
+
+        // Assess
+        expect(await applied.getApplied(owner)).toEqual({
+          tokens: Array.from({ length: 10 }, (_, i) => `t${i + 2}`).sort(),
+          routers: ['r0', 'r1'],
+        });
+      });
+
+      it('reads an owner that never recorded anything as empty, and skips empty changes', async () => {
+        // Act
+        await applied.recordApplied({ agent: 'sets-empty' }, { tokens: [], routers: [] });
+        await applied.forgetApplied({ agent: 'sets-empty' }, { tokens: ['x'] });
+
+        // Assess
+        expect(await applied.getApplied({ agent: 'sets-empty' })).toEqual({ tokens: [], routers: [] });
+      });
+
+      it('deletes the item only once both sets are empty', async () => {
+        // Prepare
+        const owner = { service: 'sets-remove' };
+        await applied.recordApplied(owner, { tokens: ['a'], routers: ['hub'] });
+
+        // Act
+        await applied.removeAppliedIfEmpty(owner);
+        const whileFull = await applied.getApplied(owner);
+        await applied.forgetApplied(owner, { tokens: ['a'], routers: ['hub'] });
+        await applied.removeAppliedIfEmpty(owner);
+
+        // Assess
+        expect(whileFull).toEqual({ tokens: ['a'], routers: ['hub'] });
+        const { Item } = await client
+          .documentClient()
+          .send(new GetCommand({ TableName: TABLE, Key: client.keys.applied('SVC#sets-remove') }));
+        expect(Item).toBeUndefined();
       });
     });
 

@@ -1,0 +1,67 @@
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { conditionalWrite, documentClient, keys, tableName } from './client.js';
+
+/**
+ * What reconcile may have left behind for one service or agent outside its own row: the tokens it wrote
+ * to the distribution-token index and the routers it asked to hold the service. Kept in an item of its
+ * own, changed only by atomic set additions and removals, so that neither a row rewritten from a stale
+ * read nor a reconcile whose final row write lost a race can make it forget anything. The rule is
+ * intent first: a token or router is added here before it is written or asked, and removed only after
+ * its index entry is gone or the router was asked to drop the service. So this set is always a superset
+ * of what exists, and the next reconcile cleans whatever an interrupted one left.
+ */
+export interface Applied {
+  tokens: string[];
+  routers: string[];
+}
+
+export type AppliedOwner = { service: string } | { agent: string };
+
+const keyOf = (owner: AppliedOwner) =>
+  'service' in owner ? keys.applied(`SVC#${owner.service}`) : keys.applied(`AGENT#${owner.agent}`);
+
+const listOf = (value: unknown): string[] => (value instanceof Set ? [...value].map(String).sort() : []);
+
+export async function getApplied(owner: AppliedOwner): Promise<Applied> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keyOf(owner), ConsistentRead: true }),
+  );
+  return { tokens: listOf(Item?.tokens), routers: listOf(Item?.routers) };
+}
+
+/** Adds (`ADD`) or removes (`DELETE`) set members; empty parts are left out (DynamoDB has no empty sets). */
+async function changeSets(owner: AppliedOwner, action: 'ADD' | 'DELETE', change: Partial<Applied>) {
+  const parts = (['tokens', 'routers'] as const).filter((part) => (change[part]?.length ?? 0) > 0);
+  if (parts.length === 0) return;
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keyOf(owner),
+      UpdateExpression: `${action} ${parts.map((part) => `#${part} :${part}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(parts.map((part) => [`#${part}`, part])),
+      ExpressionAttributeValues: Object.fromEntries(parts.map((part) => [`:${part}`, new Set(change[part])])),
+    }),
+  );
+}
+
+/** Records intent: these tokens are about to be indexed, these routers about to be asked. */
+export function recordApplied(owner: AppliedOwner, added: Partial<Applied>): Promise<void> {
+  return changeSets(owner, 'ADD', added);
+}
+
+/** Forgets what is cleaned up: index entries deleted, routers asked to drop the service. */
+export function forgetApplied(owner: AppliedOwner, removed: Partial<Applied>): Promise<void> {
+  return changeSets(owner, 'DELETE', removed);
+}
+
+/** Deletes the item once nothing is left in it (a set emptied by DELETE disappears). */
+export async function removeAppliedIfEmpty(owner: AppliedOwner): Promise<void> {
+  await conditionalWrite(
+    new DeleteCommand({
+      TableName: tableName(),
+      Key: keyOf(owner),
+      ConditionExpression: 'attribute_not_exists(#tokens) AND attribute_not_exists(#routers)',
+      ExpressionAttributeNames: { '#tokens': 'tokens', '#routers': 'routers' },
+    }),
+  );
+}

@@ -1,0 +1,22 @@
+import { setAgentTokens } from './agents.js';
+import { type Applied, type AppliedOwner, recordApplied } from './applied.js';
+import { setServiceTokens } from './services.js';
+
+/**
+ * Brings one owner's entries in the distribution-token index to `desired`: the new tokens are recorded
+ * as applied first, every desired entry is written (idempotent, so an entry an interrupted reconcile
+ * deleted comes back even though the bookkeeping still lists it), and the stale ones are deleted.
+ * Returns the stale tokens: they stay recorded until the caller forgets them, which a service does only
+ * after the agents they selected were asked to drop it.
+ */
+export async function syncTokenIndex(
+  owner: AppliedOwner,
+  desired: readonly string[],
+  applied: Applied,
+): Promise<string[]> {
+  await recordApplied(owner, { tokens: desired.filter((token) => !applied.tokens.includes(token)) });
+  const stale = applied.tokens.filter((token) => !desired.includes(token));
+  if ('service' in owner) await setServiceTokens(owner.service, [...desired], stale);
+  else await setAgentTokens(owner.agent, [...desired], stale);
+  return stale;
+}

@@ -1,0 +1,175 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sweep } from '../../shared/reconcile/sweeper.js';
+import { createAgent, createHub } from '../fixtures/world.js';
+import { type ApiClient, eventually } from '../support/client.js';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
+
+/**
+ * Drift repair does not wait for a message: a router config changed behind fogbridge's back (a listener
+ * removed, a stale one added, straight in the table) is found by the periodic sweep, which recomputes a
+ * rotating window of routers from the store, and re-converged.
+ */
+
+type Bridges = {
+  bridges?: { tcpListeners?: Record<string, unknown>; tcpConnectors?: Record<string, unknown> };
+};
+
+const TAG = 'service.iofog.org/tag: drift';
+let t: TestRuntime | undefined;
+
+afterEach(async () => {
+  await t?.stop();
+  t = undefined;
+});
+
+/** The table as an operator with console access would edit it. */
+function tableOf(runtime: TestRuntime) {
+  return DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: runtime.runtime.dynamodbEndpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  );
+}
+
+/** Removes `<remove>-listener` from a router's stored config and adds a stale `ghost-listener`. */
+async function damageRouterConfig(runtime: TestRuntime, routerKey: string, remove: string): Promise<void> {
+  const table = tableOf(runtime);
+  const key = { PK: `ROUTERCFG#${routerKey}`, SK: 'CFG' };
+  const { Item } = await table.send(
+    new GetCommand({ TableName: 'fogbridge', Key: key, ConsistentRead: true }),
+  );
+  const listeners = { ...Item!.config.bridges.tcpListeners };
+  expect(listeners[`${remove}-listener`]).toBeDefined();
+  delete listeners[`${remove}-listener`];
+  listeners['ghost-listener'] = { name: 'ghost-listener', port: '10999', address: 'ghost' };
+  await table.send(
+    new PutCommand({
+      TableName: 'fogbridge',
+      Item: {
+        ...Item,
+        config: { ...Item!.config, bridges: { ...Item!.config.bridges, tcpListeners: listeners } },
+      },
+    }),
+  );
+  table.destroy();
+}
+
+const listenersOf = async (api: ApiClient, uuid: string) =>
+  Object.keys(
+    (await api.get<Bridges>(`/api/v3/iofog/${uuid}/router-config`)).body.bridges?.tcpListeners ?? {},
+  ).sort();
+
+/** Three tagged agents and two services they all select, converged. */
+async function driftWorld(api: ApiClient) {
+  const hub = await createHub(api);
+  const agents = [];
+  for (const name of ['drift-1', 'drift-2', 'drift-3'])
+    agents.push(await createAgent(api, { name, host: `10.9.0.${agents.length + 1}`, tags: [TAG] }));
+  for (const name of ['alpha', 'beta'])
+    expect(
+      (
+        await api.post('/api/v3/services', {
+          name,
+          type: 'external',
+          resource: `${name}.example.com`,
+          targetPort: 80,
+          tags: ['drift'],
+        })
+      ).status,
+    ).toBe(201);
+  for (const uuid of [hub, ...agents])
+    await eventually(
+      async () =>
+        (await listenersOf(api, uuid)).join() === 'alpha-listener,beta-listener' ? true : undefined,
+      `router ${uuid} to hold both listeners`,
+    );
+  return { hub, agents };
+}
+
+describe('the periodic sweep repairs a router config damaged in the store', () => {
+  it('within ⌈agents / DRIFT_CHECK_ROUTERS⌉ sweeps: one router per sweep, three agents, three sweeps', async () => {
+    // Prepare: the sweep timer is off; the test runs sweeps itself, one router per sweep
+    t = await startTestRuntime({ sweepIntervalMs: 3_600_000, env: { DRIFT_CHECK_ROUTERS: '1' } });
+    const { agents } = await driftWorld(t.api);
+    for (const uuid of agents) await damageRouterConfig(t, uuid, 'alpha');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const damaged = await Promise.all(agents.map((uuid) => listenersOf(t!.api, uuid)));
+
+    // Act
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await t.inRuntime(() => sweep({ full: false })));
+
+    // Assess: nothing but the sweeps repaired them, each sweep found one, and all three are whole again
+    expect(damaged).toEqual(agents.map(() => ['beta-listener', 'ghost-listener']));
+    expect(results.map((result) => result.drifted)).toEqual([1, 1, 1]);
+    for (const uuid of agents)
+      await eventually(
+        async () =>
+          (await listenersOf(t!.api, uuid)).join() === 'alpha-listener,beta-listener' ? true : undefined,
+        `router ${uuid} to be repaired`,
+      );
+    expect((await t.inRuntime(() => sweep({ full: false }))).drifted).toBe(0);
+  }, 120_000);
+
+  it('the hub is checked on every sweep, and the sweep timer repairs it with no request sent', async () => {
+    // Prepare
+    t = await startTestRuntime({ sweepIntervalMs: 1_000, env: { DRIFT_CHECK_ROUTERS: '1' } });
+    const { hub } = await driftWorld(t.api);
+
+    // Act
+    await damageRouterConfig(t, hub, 'beta');
+
+    // Assess
+    await eventually(
+      async () =>
+        (await listenersOf(t!.api, hub)).join() === 'alpha-listener,beta-listener' ? true : undefined,
+      'the hub to be repaired by the sweep timer',
+    );
+    const hubConfig = (await t.api.get<Bridges>('/api/v3/router/hub-config')).body;
+    expect(Object.keys(hubConfig.bridges?.tcpListeners ?? {}).sort()).toEqual([
+      'alpha-listener',
+      'beta-listener',
+    ]);
+  }, 120_000);
+});
+
+describe('POST /api/v3/iofog/{uuid}/reconcile', () => {
+  it("202, and the agent's damaged router is re-converged", async () => {
+    // Prepare: no sweeps, so only the request can repair it
+    t = await startTestRuntime({ sweepIntervalMs: 3_600_000 });
+    const { agents } = await driftWorld(t.api);
+    await damageRouterConfig(t, agents[0]!, 'alpha');
+
+    // Act
+    const response = await t.api.post(`/api/v3/iofog/${agents[0]}/reconcile`, undefined);
+
+    // Assess
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 202,
+      body: { uuid: agents[0], reconcile: 'requested' },
+    });
+    await eventually(
+      async () =>
+        (await listenersOf(t!.api, agents[0]!)).join() === 'alpha-listener,beta-listener' ? true : undefined,
+      'the router to be repaired',
+    );
+  }, 120_000);
+
+  it('404 for an agent that does not exist', async () => {
+    // Prepare
+    t = await startTestRuntime({ sweepIntervalMs: 3_600_000 });
+
+    // Act
+    const response = await t.api.post('/api/v3/iofog/nobody/reconcile', undefined);
+
+    // Assess
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 404,
+      body: { name: 'NotFoundError', message: 'Agent with uuid nobody not found' },
+    });
+  });
+});
