@@ -1,6 +1,8 @@
+import { config } from '../../shared/context.js';
 import { resetUsage, usage } from '../../shared/metrics/usage.js';
+import { sweep } from '../../shared/reconcile/sweeper.js';
 import type { ApiClient } from '../../test/support/client.js';
-import { createAgent, type Observer, sleep, withClients } from '../support.js';
+import { createAgent, type Observer, percentile, sleep, withClients } from '../support.js';
 
 /**
  * S2 fan-out: A agents tagged `all` must all get one new service's listener; then a tag change on the
@@ -11,6 +13,7 @@ export async function runFanOut(
   api: ApiClient,
   observer: Observer,
   settings: { agents: number; clients: number },
+  inRuntime: <R>(task: () => Promise<R>) => Promise<R>,
 ) {
   const indexes = Array.from({ length: settings.agents }, (_, i) => i);
   const agents = await withClients(indexes, settings.clients, (i) =>
@@ -49,16 +52,18 @@ export async function runFanOut(
   if (patched.status !== 204) throw new Error(`S2 patch: ${patched.status} ${patched.text}`);
   await waitForRouters(observer, agents, 600_000, tagStarted);
   const tagChangeMs = Date.now() - tagStarted;
+  const tagReconciles = usage.routerReconciles;
+  const tagReads = usage.dynamodbReadUnits;
+  const drift = await measureDriftCycle(settings.agents, inRuntime);
   const result = {
     agents: settings.agents,
     listenerOnEveryAgentMs: listenerEverywhereMs,
     fogReconcilesForCreate: createReconciles,
     readUnitsPerFogReconcileOnCreate: round2(createReads / Math.max(1, createReconciles)),
     tagChangeConvergedMs: tagChangeMs,
-    fogReconcilesForTagChange: usage.routerReconciles,
-    readUnitsPerFogReconcileOnTagChange: round2(
-      usage.dynamodbReadUnits / Math.max(1, usage.routerReconciles),
-    ),
+    fogReconcilesForTagChange: tagReconciles,
+    readUnitsPerFogReconcileOnTagChange: round2(tagReads / Math.max(1, tagReconciles)),
+    driftCheck: drift,
   };
   console.log('\nS2 fan-out');
   console.table({
@@ -69,8 +74,44 @@ export async function runFanOut(
     'tag change converged on every agent (ms)': result.tagChangeConvergedMs,
     'fog reconciles (tag change)': result.fogReconcilesForTagChange,
     'DynamoDB RCU per fog reconcile (tag change)': result.readUnitsPerFogReconcileOnTagChange,
+    [`drift check: sweeps for every agent (window ${drift.window})`]: drift.sweeps,
+    'drift check: DynamoDB reads / RCU per sweep': `${drift.readsPerSweep} / ${drift.readUnitsPerSweep}`,
+    'drift check: DynamoDB reads per router checked': drift.readsPerRouter,
+    'drift check: ms per sweep (p50 / max)': `${drift.msPerSweepP50} / ${drift.msPerSweepMax}`,
+    'drift check: routers found drifted': drift.drifted,
   });
   return result;
+}
+
+/**
+ * One full cycle of the periodic sweep's drift check over every agent (⌈agents / window⌉ sweeps, run
+ * here one after another): what a sweep reads, how long it takes, and that nothing converged is
+ * reported as drifted.
+ */
+async function measureDriftCycle(agents: number, inRuntime: <R>(task: () => Promise<R>) => Promise<R>) {
+  const window = await inRuntime(async () => config().driftCheckRouters);
+  const sweeps = Math.ceil(agents / window);
+  const durations: number[] = [];
+  let drifted = 0;
+  resetUsage();
+  for (let i = 0; i < sweeps; i++) {
+    const started = performance.now();
+    drifted += (await inRuntime(() => sweep({ full: false }))).drifted;
+    durations.push(performance.now() - started);
+  }
+  const reads = Object.entries(usage.dynamodbCalls)
+    .filter(([command]) => /^(Get|Query|Scan|BatchGet)/.test(command))
+    .reduce((sum, [, calls]) => sum + calls, 0);
+  return {
+    window,
+    sweeps,
+    readsPerSweep: Math.round(reads / sweeps),
+    readUnitsPerSweep: round2(usage.dynamodbReadUnits / sweeps),
+    readsPerRouter: round2(reads / (agents + sweeps)),
+    msPerSweepP50: Math.round(percentile(durations, 50)),
+    msPerSweepMax: Math.round(Math.max(...durations)),
+    drifted,
+  };
 }
 
 /** Waits until every router finished all requests made up to now. */
