@@ -164,6 +164,12 @@ export const SETTINGS = {
   },
   AWS_ENDPOINT_URL_DYNAMODB: { schema: z.url(), scope: 'local', doc: 'DynamoDB endpoint override' },
   AWS_ENDPOINT_URL_SQS: { schema: z.url(), scope: 'local', doc: 'SQS endpoint override' },
+  AWS_ENDPOINT_URL_KMS: { schema: z.url(), scope: 'local', doc: 'KMS endpoint override' },
+  SECRETS_KMS_KEY_ID: {
+    schema: text,
+    scope: 'controller',
+    doc: 'KMS key that seals private keys in the table (set by the stack in AWS; the local runtime uses a key file)',
+  },
   AUTH_ISSUER: {
     schema: text,
     scope: 'auth',
@@ -319,7 +325,9 @@ export type Config = {
   fogQueueUrl: string | undefined;
   region: string;
   /** Endpoint overrides (the embedded runtime, LocalStack, emulators); AWS itself when unset. */
-  endpoints: { dynamodb: string | undefined; sqs: string | undefined };
+  endpoints: { dynamodb: string | undefined; sqs: string | undefined; kms: string | undefined };
+  /** What seals private keys at rest: a KMS key (AWS), or the local runtime's key (32 bytes). */
+  secrets: { kmsKeyId: string | undefined; localKey: Buffer | undefined };
   /** Fixed credentials for an emulator; the default credential chain when unset. */
   credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
   hubLockLeaseMs: number;
@@ -404,7 +412,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     endpoints: {
       dynamodb: e.AWS_ENDPOINT_URL_DYNAMODB ?? e.AWS_ENDPOINT_URL,
       sqs: e.AWS_ENDPOINT_URL_SQS ?? e.AWS_ENDPOINT_URL,
+      kms: e.AWS_ENDPOINT_URL_KMS ?? e.AWS_ENDPOINT_URL,
     },
+    secrets: { kmsKeyId: e.SECRETS_KMS_KEY_ID, localKey: undefined },
     credentials: undefined,
     hubLockLeaseMs: e.HUB_LOCK_LEASE_MS!,
     pendingGraceMs: e.PENDING_GRACE_MS!,

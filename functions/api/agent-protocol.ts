@@ -6,13 +6,16 @@ import {
   listAgentMicroservices,
   listAgentRegistries,
   readAgentConfig,
+  registerController,
   reportAgentStatus,
   storeAgentConfig,
 } from '../../shared/commands/agent-protocol.js';
 import { provisionAgent } from '../../shared/commands/provisioning.js';
+import { listAgentVolumeMounts } from '../../shared/commands/volume-mounts.js';
 import {
   acknowledgementBody,
   agentDocument,
+  controllerRegisterBody,
   provisionBody,
 } from '../../shared/domain/agent-protocol-schema.js';
 import { httpApi, jsonRequest, reply, routesOf } from '../../shared/http/api.js';
@@ -21,6 +24,7 @@ import {
   agentRegistryView,
   changesView,
   provisionedView,
+  volumeMountView,
 } from '../../shared/http/api-schemas.js';
 import { examples } from '../../shared/http/examples.js';
 
@@ -104,9 +108,18 @@ export const routes = [
     method: 'GET',
     path: '/api/v3/agent/volumeMounts',
     auth: 'agent',
-    summary: "The agent's volume mounts",
-    responses: { 200: z.object({ volumeMounts: z.array(z.unknown()) }).strict() },
-    handler: async () => reply.ok({ volumeMounts: [] }),
+    summary: "The agent's volume mounts (its certificates' files, base64)",
+    responses: { 200: z.object({ volumeMounts: z.array(volumeMountView) }).strict() },
+    handler: async ({ agentUuid }) => reply.ok({ volumeMounts: await listAgentVolumeMounts(agentUuid) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v3/agent/controller/register',
+    auth: 'agent',
+    summary: 'A system agent registers the Controller container it runs',
+    request: jsonRequest(controllerRegisterBody, { example: examples.controllerRegister }),
+    responses: { 200: z.object({ uuid: z.string() }).strict() },
+    handler: async ({ agentUuid, body }) => reply.ok(await registerController(agentUuid, body)),
   }),
   route({
     method: 'GET',

@@ -9,6 +9,7 @@ import {
 import { buildOpenApi } from '../../shared/http/openapi.js';
 import * as agentProtocol from './agent-protocol.js';
 import * as agents from './agents.js';
+import * as certificates from './certificates.js';
 import * as registries from './registries.js';
 import * as registry from './registry.js';
 import * as router from './router.js';
@@ -50,6 +51,7 @@ export function apiFunctions(): ApiFunction[] {
     ['agents', agents],
     ['registry', registry],
     ['registries', registries],
+    ['certificates', certificates],
     ['router', router],
     ['agent-protocol', agentProtocol],
   ];

@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -8,6 +8,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -40,6 +41,10 @@ interface Needs {
   sends: QueueKey[];
   /** User and agent token settings. */
   auth: boolean;
+  /** Seals or opens private keys with the stack's KMS key. */
+  secrets?: boolean;
+  /** Calls the Kubernetes API (controlPlane=kubernetes): EKS settings, access entry, VPC if private. */
+  kubernetes?: boolean;
 }
 
 const API_NEEDS: Record<ApiFunctionName, Needs> = {
@@ -50,9 +55,12 @@ const API_NEEDS: Record<ApiFunctionName, Needs> = {
   registry: { table: true, sends: ['service', 'fog'], auth: true },
   // Registries only raise agents' change flags (in the table).
   registries: { table: true, sends: [], auth: true },
+  // Seals CA keys, reads the operator's CA Secrets on Kubernetes, re-drives every agent after an import.
+  certificates: { table: true, sends: ['fog'], auth: true, secrets: true, kubernetes: true },
   router: { table: true, sends: ['service', 'fog'], auth: true },
-  // The Edgelet's routes read and acknowledge; provisioning writes a key. No queue.
-  'agent-protocol': { table: true, sends: [], auth: true },
+  // The Edgelet's routes read and acknowledge; provisioning writes a key; volume mounts open the agent's
+  // own certificate keys. No queue.
+  'agent-protocol': { table: true, sends: [], auth: true, secrets: true },
   // Liveness and the OpenAPI document: no data, no token.
   status: { table: false, sends: [], auth: false },
   openapi: { table: false, sends: [], auth: false },
@@ -61,8 +69,9 @@ const API_NEEDS: Record<ApiFunctionName, Needs> = {
 const WORKER_NEEDS: Record<WorkerFunctionName, Needs & { kubernetes: boolean }> = {
   // Fans out router reconciles to the fog queue; consumes its own queue through the event source.
   'service-reconcile': { table: true, sends: ['fog'], auth: false, kubernetes: true },
-  // Writes agent router configs and, for the default router on Kubernetes, the hub ConfigMap.
-  'fog-reconcile': { table: true, sends: [], auth: false, kubernetes: true },
+  // Writes agent router configs and, for the default router on Kubernetes, the hub ConfigMap; issues
+  // agents' certificates (signs with the fleet CAs' keys, seals the new ones).
+  'fog-reconcile': { table: true, sends: [], auth: false, kubernetes: true, secrets: true },
   sweeper: { table: true, sends: ['service', 'fog'], auth: false, kubernetes: false },
 };
 
@@ -86,6 +95,7 @@ export class FogbridgeStack extends Stack {
   readonly apiFunctions: Record<ApiFunctionName, FogbridgeFunction>;
   readonly workers: Record<WorkerFunctionName, FogbridgeFunction>;
   readonly eksAccess: EksAccess | undefined;
+  readonly secretsKey: kms.Key;
 
   constructor(scope: Construct, id: string, props: FogbridgeStackProps) {
     super(scope, id, props);
@@ -93,6 +103,11 @@ export class FogbridgeStack extends Stack {
     const logRetention = settings.logRetentionDays as logs.RetentionDays;
 
     this.table = this.createTable();
+    this.secretsKey = new kms.Key(this, 'SecretsKey', {
+      description: 'fogbridge: seals the private keys (CAs, agent certificates) stored in its table',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
 
     const alarmAction = settings.alarmTopicArn
       ? new cloudwatchActions.SnsAction(sns.Topic.fromTopicArn(this, 'AlarmTopic', settings.alarmTopicArn))
@@ -136,20 +151,25 @@ export class FogbridgeStack extends Stack {
         ...(inVpc && network ? { network } : {}),
       });
       if (needs.table) this.grantTable(fn);
+      // Exactly the two calls shared/secrets.ts makes (no data keys, no re-encryption).
+      if (needs.secrets) this.secretsKey.grant(fn.role, 'kms:Encrypt', 'kms:Decrypt');
       for (const key of needs.sends) this.queues[key].queue.grantSendMessages(fn.role);
       return fn;
     };
 
     const apiSizing = { timeoutSeconds: settings.apiTimeoutSeconds, memoryMb: settings.apiMemoryMb };
+    const kubernetes = settings.eks !== undefined;
     this.apiFunctions = Object.fromEntries(
-      (Object.keys(API_ENTRIES) as ApiFunctionName[]).map((name) => [
-        name,
-        makeFunction(`Api${pascal(name)}`, API_ENTRIES[name], API_NEEDS[name], apiSizing, false),
-      ]),
+      (Object.keys(API_ENTRIES) as ApiFunctionName[]).map((name) => {
+        const needs = { ...API_NEEDS[name], kubernetes: kubernetes && API_NEEDS[name].kubernetes === true };
+        return [
+          name,
+          makeFunction(`Api${pascal(name)}`, API_ENTRIES[name], needs, apiSizing, needs.kubernetes),
+        ];
+      }),
     ) as Record<ApiFunctionName, FogbridgeFunction>;
 
     const workerSizing = { timeoutSeconds: settings.workerTimeoutSeconds, memoryMb: settings.workerMemoryMb };
-    const kubernetes = settings.eks !== undefined;
     this.workers = Object.fromEntries(
       (Object.keys(WORKER_ENTRIES) as WorkerFunctionName[]).map((name) => {
         const needs = { ...WORKER_NEEDS[name], kubernetes: kubernetes && WORKER_NEEDS[name].kubernetes };
@@ -189,11 +209,14 @@ export class FogbridgeStack extends Stack {
           endpoint: settings.eks.endpoint,
           certificateAuthority: settings.eks.certificateAuthority,
           namespace: settings.controllerNamespace,
-          roles: Object.fromEntries(
-            (Object.keys(WORKER_NEEDS) as WorkerFunctionName[])
+          roles: Object.fromEntries([
+            ...(Object.keys(WORKER_NEEDS) as WorkerFunctionName[])
               .filter((name) => WORKER_NEEDS[name].kubernetes)
-              .map((name) => [`Worker${pascal(name)}`, this.workers[name].role]),
-          ),
+              .map((name) => [`Worker${pascal(name)}`, this.workers[name].role] as const),
+            ...(Object.keys(API_NEEDS) as ApiFunctionName[])
+              .filter((name) => API_NEEDS[name].kubernetes)
+              .map((name) => [`Api${pascal(name)}`, this.apiFunctions[name].role] as const),
+          ]),
         })
       : undefined;
 
@@ -278,6 +301,7 @@ export class FogbridgeStack extends Stack {
       ...(needs.sends.includes('fog') ? { FOG_QUEUE_URL: this.queues.fog.queue.queueUrl } : {}),
       ...(needs.auth ? auth : {}),
       ...(needs.kubernetes ? kubernetes : {}),
+      ...(needs.secrets ? { SECRETS_KMS_KEY_ID: this.secretsKey.keyArn } : {}),
     });
   }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
@@ -71,4 +72,17 @@ export async function setUpLocalAuth(
     },
     adminToken: token,
   };
+}
+
+/**
+ * The local runtime's key for sealing private keys in its table (AES-256-GCM), generated on first start
+ * next to the signing key and readable only by its owner. KMS plays this part in AWS.
+ */
+export function ensureSecretsKey(dataDir: string): Buffer {
+  const path = join(dataDir, 'auth', 'secrets.key');
+  if (existsSync(path)) return Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
+  const key = randomBytes(32);
+  mkdirSync(join(dataDir, 'auth'), { recursive: true });
+  writeFileSync(path, `${key.toString('base64')}\n`, { mode: 0o600 });
+  return key;
 }

@@ -20,7 +20,7 @@ import { logger } from '../../shared/log/logger.js';
 import { sweep } from '../../shared/reconcile/sweeper.js';
 import { createTableInput } from '../../shared/store/table.js';
 import { apiGatewayAdapter, type HttpHandler } from './api-gateway.js';
-import { setUpLocalAuth } from './auth.js';
+import { ensureSecretsKey, setUpLocalAuth } from './auth.js';
 import { ensureQueues, type QueueUrls } from './queues.js';
 import { rebuildIndexEntries } from './reindex.js';
 import { type SqsHandler, startSqsPoller } from './sqs-poller.js';
@@ -91,7 +91,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const { auth, adminToken } = await setUpLocalAuth(dataDir, base.auth);
   const config: Config = {
     ...base,
-    endpoints: { dynamodb: dynamodbEndpoint, sqs: sqsEndpoint },
+    endpoints: { dynamodb: dynamodbEndpoint, sqs: sqsEndpoint, kms: undefined },
+    // A KMS key set in the environment wins; otherwise the data folder's own key seals private keys.
+    secrets: base.secrets.kmsKeyId
+      ? base.secrets
+      : { kmsKeyId: undefined, localKey: ensureSecretsKey(dataDir) },
     credentials: LOCAL_CREDENTIALS,
     serviceQueueUrl: queues.service,
     fogQueueUrl: queues.fog,

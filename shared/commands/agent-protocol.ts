@@ -1,14 +1,25 @@
 import { config } from '../context.js';
-import type { AcknowledgementBody, AgentDocument } from '../domain/agent-protocol-schema.js';
+import type {
+  AcknowledgementBody,
+  AgentDocument,
+  ControllerRegisterBody,
+} from '../domain/agent-protocol-schema.js';
 import { hubRouterKey, routerMicroserviceUuid } from '../domain/placement.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { SSL_PROFILE_PATH } from '../domain/router-site.js';
+import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { getAgentConfig, putAgentConfig, putAgentStatus } from '../store/agent-reports.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
-import { listMicroservicesByAgent, type MicroserviceRow } from '../store/applications.js';
-import { acknowledgeChanges, type ChangeFlag, readChangeFlags } from '../store/changes.js';
+import { getMicroservice, listMicroservicesByAgent, type MicroserviceRow } from '../store/applications.js';
+import { acknowledgeChanges, type ChangeFlag, raiseChangeFlag, readChangeFlags } from '../store/changes.js';
 import { getProvisionedArchitecture } from '../store/credentials.js';
 import { type ImageRegistryRow, listImageRegistries } from '../store/image-registries.js';
 import { getDefaultRouter, readRouterConfig } from '../store/routers.js';
+import {
+  type ControllerMicroserviceRow,
+  getControllerMicroservice,
+  putControllerMicroservice,
+} from '../store/system-microservices.js';
+import { heldCertificates, routerVolumeMapping } from './volume-mounts.js';
 
 /**
  * The agent side of the protocol, as Edgelet speaks it (EDGELET-PROTOCOL.md): every answer is a JSON
@@ -78,6 +89,8 @@ export interface AgentMicroservice {
   capAdd: string[];
   isRouter: boolean;
   isNats: boolean;
+  /** Set on the Controller microservice a system agent registered. */
+  isController?: boolean;
 }
 
 /**
@@ -87,16 +100,18 @@ export interface AgentMicroservice {
 export async function listAgentMicroservices(agentUuid: string): Promise<AgentMicroservice[]> {
   const agent = await getAgentRow(agentUuid);
   if (!agent) throw new NotFoundError(`Agent with uuid ${agentUuid} not found`);
-  const [architecture, registered, router] = await Promise.all([
+  const [architecture, registered, router, controller] = await Promise.all([
     agentArchitecture(agent),
     listMicroservicesByAgent(agentUuid),
     routerMicroservice(agent),
+    agent.isSystem ? getControllerMicroservice(agentUuid) : undefined,
   ]);
   const runnable = registered.flatMap((row) => {
     const image = (row.images ?? []).find((candidate) => candidate.fogTypeId === architecture);
     return image ? [registeredMicroservice(row, image.containerImage)] : [];
   });
-  return router ? [router, ...runnable] : runnable;
+  const system = [router, controller && controllerMicroservice(agent, controller, architecture)];
+  return [...system.filter((item): item is AgentMicroservice => item !== undefined), ...runnable];
 }
 
 export async function getAgentMicroservice(agentUuid: string, uuid: string): Promise<AgentMicroservice> {
@@ -131,9 +146,6 @@ function registeredMicroservice(row: MicroserviceRow, imageId: string): AgentMic
   };
 }
 
-/** Where the Datasance Router looks for its certificates (one folder per sslProfile). */
-export const SSL_PROFILE_PATH = '/etc/skupper-router-certs';
-
 /**
  * The router system microservice: the configured router image, the environment the Router container
  * reads, NET_RAW, and its config (the JSON string of the router config fogbridge manages). An interior
@@ -142,10 +154,10 @@ export const SSL_PROFILE_PATH = '/etc/skupper-router-certs';
  */
 async function routerMicroservice(agent: AgentRow): Promise<AgentMicroservice | undefined> {
   if (agent.routerMode === 'none') return undefined;
-  const routerConfig = await readRouterConfig(
-    agent.uuid,
-    hubRouterKey(await getDefaultRouter()) === agent.uuid,
-  );
+  const [routerConfig, certificates] = await Promise.all([
+    (async () => readRouterConfig(agent.uuid, hubRouterKey(await getDefaultRouter()) === agent.uuid))(),
+    heldCertificates(agent),
+  ]);
   const { image, registryId } = config().router;
   const interior = agent.routerMode === 'interior';
   const ports = [agent.messagingPort, ...(interior ? [agent.edgeRouterPort, agent.interRouterPort] : [])];
@@ -162,7 +174,7 @@ async function routerMicroservice(agent: AgentRow): Promise<AgentMicroservice | 
     portMappings: ports
       .filter((port): port is number => typeof port === 'number')
       .map((port) => ({ internal: port, external: port, protocol: 'tcp' })),
-    volumeMappings: [],
+    volumeMappings: certificates.map((certificate) => routerVolumeMapping(certificate.name)),
     env: [
       { key: 'QDROUTERD_CONF', value: '/tmp/skrouterd.json' },
       { key: 'QDROUTERD_CONF_TYPE', value: 'json' },
@@ -174,4 +186,70 @@ async function routerMicroservice(agent: AgentRow): Promise<AgentMicroservice | 
     isRouter: true,
     isNats: false,
   };
+}
+
+/** The Controller microservice as its Edgelet registered it: the image for the agent's architecture. */
+function controllerMicroservice(
+  agent: AgentRow,
+  row: ControllerMicroserviceRow,
+  architecture: number,
+): AgentMicroservice {
+  const image = row.images.find((candidate) => candidate.archId === architecture) ?? row.images[0]!;
+  return {
+    uuid: row.uuid,
+    name: 'controller',
+    application: `system-${agent.name}`,
+    imageId: image.containerImage,
+    registryId: row.registryId,
+    config: row.config ?? '{}',
+    rebuild: false,
+    hostNetworkMode: row.hostNetworkMode ?? false,
+    isPrivileged: false,
+    portMappings: (row.ports ?? []).map((port) => ({
+      internal: port.internal,
+      external: port.external,
+      protocol: port.protocol ?? 'tcp',
+    })),
+    volumeMappings: row.volumeMappings ?? [],
+    env: row.env ?? [],
+    capAdd: row.capAdd ?? [],
+    isRouter: false,
+    isNats: false,
+    isController: true,
+  };
+}
+
+/**
+ * POST /api/v3/agent/controller/register (seed 001): only a system agent may register the Controller
+ * container it runs; the same uuid later updates the record. A uuid that names another microservice is
+ * refused. The agent is told (`microserviceList`, and `microserviceConfig` on an update).
+ */
+export async function registerController(
+  agentUuid: string,
+  body: ControllerRegisterBody,
+): Promise<{ uuid: string }> {
+  const agent = await getAgentRow(agentUuid);
+  if (!agent) throw new NotFoundError(`Agent with uuid ${agentUuid} not found`);
+  if (!agent.isSystem) throw new ForbiddenError('Controller register is only available on system fogs');
+  if (await getMicroservice(body.uuid)) {
+    throw new ValidationError(
+      `Field 'uuid': ${JSON.stringify(body.uuid)} is the uuid of a registered microservice`,
+    );
+  }
+  const existing = await getControllerMicroservice(agentUuid);
+  if (existing && existing.uuid !== body.uuid) {
+    throw new ValidationError(
+      `Field 'uuid': this agent's Controller is registered as ${JSON.stringify(existing.uuid)}, got ${JSON.stringify(body.uuid)}`,
+    );
+  }
+  const now = new Date().toISOString();
+  await putControllerMicroservice({
+    ...body,
+    agentUuid,
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+  });
+  await raiseChangeFlag(agentUuid, 'microserviceList');
+  if (existing) await raiseChangeFlag(agentUuid, 'microserviceConfig');
+  return { uuid: body.uuid };
 }

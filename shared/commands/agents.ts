@@ -4,6 +4,7 @@ import { type CreateAgentBody, DEFAULT_ROUTER_PORTS, type PatchAgentBody } from 
 import { nearMissDistributionTags } from '../domain/distribution.js';
 import { DEFAULT_ROUTER, routerMicroserviceUuid } from '../domain/placement.js';
 import type { RouterMode } from '../domain/router-objects.js';
+import { routerCertificateSpecs } from '../domain/router-site.js';
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import { enqueueFogReconciles } from '../queue/publishers.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
@@ -25,11 +26,19 @@ import {
 } from '../store/agents.js';
 import { deleteMicroservice, listMicroservicesByAgent } from '../store/applications.js';
 import { forgetApplied, getApplied, removeAppliedIfEmpty } from '../store/applied.js';
+import { deleteCertificate, getCertificate, listAgentCertificates } from '../store/certificates.js';
 import { deleteAgentCredentials, getProvisionedArchitecture } from '../store/credentials.js';
+import {
+  deletePlatformStatus,
+  getPlatformStatus,
+  getPlatformStatuses,
+  type PlatformStatusRow,
+} from '../store/platform.js';
 import { deleteDefaultRouter, getDefaultRouter, putDefaultRouterIfAbsent } from '../store/routers.js';
 import { listServicesByHub, listServicesBySite } from '../store/services.js';
 import { syncTokenIndex } from '../store/token-index.js';
 import { findAgent } from './resolve.js';
+import { followSystemAgentRouter } from './router.js';
 
 export interface AgentView extends AgentHealth {
   uuid: string;
@@ -45,6 +54,8 @@ export interface AgentView extends AgentHealth {
   natsMode: string;
   /** The architecture: reported at provisioning, else declared (0 unknown, 1 amd64, 2 arm64, 3 riscv64, 4 arm). */
   fogTypeId: number;
+  /** How far its router fabric (CAs, certificates, site config) is provisioned, and what it waits for. */
+  platformStatus: { phase: 'pending' | 'ready'; message: string | null };
   /** Present when a tag looks like a distribution tag but selects nothing. */
   warnings?: string[];
 }
@@ -112,7 +123,12 @@ export function toAgentHealth(agentUuid: string, status: AgentStatusRow | undefi
   };
 }
 
-export function toAgentView(row: AgentRow, status?: AgentStatusRow, architecture?: number): AgentView {
+export function toAgentView(
+  row: AgentRow,
+  status?: AgentStatusRow,
+  architecture?: number,
+  platform?: PlatformStatusRow,
+): AgentView {
   const view: AgentView = {
     uuid: row.uuid,
     name: row.name,
@@ -126,6 +142,8 @@ export function toAgentView(row: AgentRow, status?: AgentStatusRow, architecture
     isSystem: row.isSystem,
     natsMode: row.natsMode,
     fogTypeId: architecture ?? row.fogTypeId ?? 0,
+    // Until the first fog reconcile has run, the fabric is on its way.
+    platformStatus: { phase: platform?.phase ?? 'pending', message: platform?.message ?? null },
     ...toAgentHealth(row.uuid, status),
   };
   const warnings = tagWarnings(row.tags);
@@ -143,14 +161,19 @@ function tagWarnings(tags: string[]): string[] {
 
 export async function listAgents(): Promise<AgentView[]> {
   const rows = await listAgentRows();
-  const statuses = await getAgentStatuses(rows.map((row) => row.uuid));
-  return rows.map((row) => toAgentView(row, statuses.get(row.uuid)));
+  const uuids = rows.map((row) => row.uuid);
+  const [statuses, platforms] = await Promise.all([getAgentStatuses(uuids), getPlatformStatuses(uuids)]);
+  return rows.map((row) => toAgentView(row, statuses.get(row.uuid), undefined, platforms.get(row.uuid)));
 }
 
 export async function getAgent(uuid: string): Promise<AgentView> {
   const row = await requireAgent(uuid);
-  const [status, architecture] = await Promise.all([getAgentStatus(uuid), getProvisionedArchitecture(uuid)]);
-  return toAgentView(row, status, architecture);
+  const [status, architecture, platform] = await Promise.all([
+    getAgentStatus(uuid),
+    getProvisionedArchitecture(uuid),
+    getPlatformStatus(uuid),
+  ]);
+  return toAgentView(row, status, architecture, platform);
 }
 
 async function requireAgent(uuid: string): Promise<AgentRow> {
@@ -247,16 +270,11 @@ async function resolveUpstreams(
   self: string,
 ): Promise<string[]> {
   if (routerMode === 'none') return [];
-  const defaultRouter = await getDefaultRouter();
-  if (references === undefined) return defaultRouter ? [DEFAULT_ROUTER] : [];
+  // The default router may be registered after the agent: the link is made when it is.
+  if (references === undefined) return [DEFAULT_ROUTER];
   const resolved: string[] = [];
   for (const reference of references) {
     if (reference === DEFAULT_ROUTER) {
-      if (!defaultRouter) {
-        throw new ValidationError(
-          `Field 'upstreamRouters': ${DEFAULT_ROUTER} is not registered yet (PUT /api/v3/router)`,
-        );
-      }
       resolved.push(DEFAULT_ROUTER);
       continue;
     }
@@ -279,6 +297,11 @@ async function resolveUpstreams(
 export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<void> {
   await retryOnConflict(async () => {
     const row = await requireAgent(uuid);
+    if (patch.name !== undefined && patch.name !== row.name) {
+      throw new ValidationError(
+        `Field 'name' cannot be changed (stored ${JSON.stringify(row.name)}, got ${JSON.stringify(patch.name)}): an agent's name names its certificates`,
+      );
+    }
     const routerMode = patch.routerMode ?? row.routerMode;
     if (row.isSystem && routerMode !== 'interior') {
       throw new ValidationError(
@@ -305,7 +328,6 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
         : row.upstreamRouters;
     const next: AgentRow = {
       ...row,
-      name: patch.name ?? row.name,
       host: patch.host ?? row.host,
       tags: patch.tags ?? row.tags,
       routerMode,
@@ -317,8 +339,34 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
     };
     requireRouterHost(next);
     if (!(await replaceAgentRow(next, row))) return CONFLICT;
-    await enqueueFogReconciles([uuid]);
+    await enqueueFogReconciles([uuid, ...(await routersDialing(row, next))]);
   }, agentContention(uuid));
+}
+
+/**
+ * The routers whose links embed this agent's router (its host, ports or mode changed): the agents that
+ * list it as an upstream, and, when it is the default router, those that dial the default router. The
+ * default router's record follows the system agent's router.
+ */
+async function routersDialing(before: AgentRow, after: AgentRow): Promise<string[]> {
+  const moved =
+    before.host !== after.host ||
+    before.routerMode !== after.routerMode ||
+    before.interRouterPort !== after.interRouterPort ||
+    before.edgeRouterPort !== after.edgeRouterPort ||
+    before.messagingPort !== after.messagingPort;
+  if (!moved) return [];
+  const defaultRouter = await getDefaultRouter();
+  const isDefault = defaultRouter?.agentUuid === after.uuid;
+  if (isDefault) await followSystemAgentRouter(defaultRouter, after);
+  return (await listAgentRows())
+    .filter((agent) => agent.uuid !== after.uuid && agent.routerMode !== 'none')
+    .filter(
+      (agent) =>
+        agent.upstreamRouters.includes(after.uuid) ||
+        (isDefault && agent.upstreamRouters.includes(DEFAULT_ROUTER)),
+    )
+    .map((agent) => agent.uuid);
 }
 
 const agentContention = (uuid: string) => ({
@@ -367,7 +415,7 @@ export async function deleteAgent(uuid: string): Promise<void> {
     if (!(await deleteAgentRow(row))) return CONFLICT;
     await forgetApplied({ agent: uuid }, { tokens: tokensLeft });
     await removeAppliedIfEmpty({ agent: uuid });
-    await Promise.all([deleteAgentCredentials(uuid), deleteAgentReports(uuid)]);
+    await Promise.all([deleteAgentCredentials(uuid), deleteAgentReports(uuid), deleteAgentFabric(row)]);
     if (row.isSystem) await releaseSystemAgent(uuid);
     if (runsDefaultRouter) await deleteDefaultRouter();
     await enqueueFogReconciles([uuid]);
@@ -382,6 +430,19 @@ export async function requestAgentReconcile(uuid: string): Promise<{ uuid: strin
   await requireAgent(uuid);
   await enqueueFogReconciles([uuid]);
   return { uuid, reconcile: 'requested' };
+}
+
+/** The agent's certificates (by name, and whatever the index still lists) and its platform status. */
+async function deleteAgentFabric(row: AgentRow): Promise<void> {
+  const names = new Set([
+    ...routerCertificateSpecs({ ...row, routerMode: 'edge' }).map((spec) => spec.name),
+    ...(await listAgentCertificates(row.uuid)).map((certificate) => certificate.name),
+  ]);
+  for (const name of names) {
+    const certificate = await getCertificate(name);
+    if (certificate?.agentUuid === row.uuid) await deleteCertificate(name);
+  }
+  await deletePlatformStatus(row.uuid);
 }
 
 /** Refuses to delete an agent something depends on; returns whether it runs the default router. */

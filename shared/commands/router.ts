@@ -7,7 +7,7 @@ import type { SkrouterdEntry } from '../domain/skrouterd.js';
 import { NotFoundError } from '../errors.js';
 import { readHubConfigMap } from '../k8s/hub-configmap.js';
 import { enqueueFogReconciles } from '../queue/publishers.js';
-import { getAgentRow } from '../store/agents.js';
+import { type AgentRow, getAgentRow, listAgentRows } from '../store/agents.js';
 import {
   type DefaultRouterRow,
   getDefaultRouter,
@@ -52,10 +52,38 @@ export async function putDefaultRouterFromBody(body: PutRouterBody): Promise<Def
     updatedAt: new Date().toISOString(),
   };
   await putDefaultRouter(row);
-  if (!existing) await enqueueFogReconciles([hubRouterKey(row)!]);
+  const moved =
+    existing?.host !== row.host ||
+    existing.interRouterPort !== row.interRouterPort ||
+    existing.edgeRouterPort !== row.edgeRouterPort;
+  // Every router that dials the default router embeds its host and ports in its connector.
+  const dependents = moved
+    ? (await listAgentRows()).filter(dialsDefaultRouter).map((agent) => agent.uuid)
+    : [];
+  await enqueueFogReconciles([...(!existing || moved ? [hubRouterKey(row)!] : []), ...dependents]);
   if (existing?.host !== row.host) await requeueServices(await listServiceRows(), `router-${Date.now()}`);
   return toView(row);
 }
+
+/**
+ * On a remote control plane the default router is the system agent's router: when that agent's host
+ * or ports change, the record follows, and services re-derive their endpoint from it.
+ */
+export async function followSystemAgentRouter(current: DefaultRouterRow, agent: AgentRow): Promise<void> {
+  const row: DefaultRouterRow = {
+    ...current,
+    host: agent.host ?? current.host,
+    messagingPort: agent.messagingPort ?? current.messagingPort,
+    interRouterPort: agent.interRouterPort ?? current.interRouterPort,
+    edgeRouterPort: agent.edgeRouterPort ?? current.edgeRouterPort,
+    updatedAt: new Date().toISOString(),
+  };
+  await putDefaultRouter(row);
+  if (row.host !== current.host) await requeueServices(await listServiceRows(), `router-${Date.now()}`);
+}
+
+const dialsDefaultRouter = (agent: AgentRow) =>
+  agent.routerMode !== 'none' && agent.upstreamRouters.includes(DEFAULT_ROUTER);
 
 /** The hub document as last written (what the default router runs with). */
 export async function getHubRouterConfig(): Promise<RouterConfig | SkrouterdEntry[]> {

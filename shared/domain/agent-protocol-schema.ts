@@ -58,3 +58,49 @@ export const agentDocument = z
 export type ProvisionBody = z.output<typeof provisionBody>;
 export type AcknowledgementBody = z.output<typeof acknowledgementBody>;
 export type AgentDocument = z.output<typeof agentDocument>;
+
+/**
+ * POST /api/v3/agent/controller/register: a system agent running a Controller container next to its
+ * router tells the controller about it (Edgelet's `buildControllerRegisterBody`); retried until it
+ * succeeds, so the same uuid updates the record.
+ */
+export const controllerRegisterBody = z.strictObject({
+  uuid: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'must be 1-64 letters, digits or dashes'),
+  name: z.literal('controller').default('controller'),
+  schedule: z.number().int().nonnegative().optional(),
+  images: z
+    .array(z.strictObject({ containerImage: z.string().min(1).max(512), archId: architectureType }))
+    .min(1, 'must hold at least one image')
+    .max(4, 'must hold at most one image per architecture'),
+  registryId: z.number().int().positive(),
+  ports: z
+    .array(
+      z.strictObject({
+        internal: z.number().int().min(1).max(65535),
+        external: z.number().int().min(1).max(65535),
+        protocol: z.enum(['tcp', 'udp']).optional(),
+      }),
+    )
+    .max(64)
+    .optional(),
+  volumeMappings: z
+    .array(
+      z.strictObject({
+        hostDestination: z.string().min(1).max(4096),
+        containerDestination: z.string().min(1).max(4096),
+        accessMode: z.string().max(16),
+        type: z.enum(['bind', 'volume', 'volumeMount']).optional(),
+      }),
+    )
+    .max(64)
+    .optional(),
+  env: z
+    .array(z.strictObject({ key: z.string().min(1).max(256), value: z.string().max(32_768) }))
+    .max(256)
+    .optional(),
+  capAdd: z.array(z.string().min(1).max(64)).max(64).optional(),
+  runtime: z.string().max(64).optional(),
+  hostNetworkMode: z.boolean().optional(),
+  config: z.string().max(65_536).optional(),
+});
+export type ControllerRegisterBody = z.output<typeof controllerRegisterBody>;

@@ -1,4 +1,5 @@
 import type { TcpConnector, TcpListener } from './router-objects.js';
+import type { RouterSiteConfig } from './router-site.js';
 
 /**
  * A router microservice config in object form. fogbridge owns the entries of `bridges` named
@@ -54,6 +55,17 @@ function replaceManaged<T extends { name: string }>(
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((entry) => [entry.name, entry] as const);
   return Object.fromEntries([...kept, ...wanted]);
+}
+
+/**
+ * Sets the router's own part of the config (identity, links, TLS profiles: `router-site.ts`) and makes
+ * sure both bridge maps exist, as a router's full document always has them. `bridges` is left to
+ * `applyDesiredBridges`; keys this module does not own stay as found.
+ */
+export function applyRouterSite(current: RouterConfig, site: RouterSiteConfig): RouterConfig {
+  const next: RouterConfig = { ...current, ...site };
+  next.bridges = { tcpListeners: {}, tcpConnectors: {}, ...(current.bridges ?? {}) };
+  return next;
 }
 
 /** Structural equality of two configs, ignoring key order. */

@@ -40,6 +40,9 @@ export const agentView = z
     isSystem: z.boolean(),
     natsMode: z.string(),
     fogTypeId: z.number().int(),
+    platformStatus: z
+      .object({ phase: z.enum(['pending', 'ready']), message: z.string().nullable() })
+      .strict(),
     warnings: z.array(z.string()).optional(),
     lastActive: z.number().int().nullable(),
     daemonStatus: z.string(),
@@ -115,6 +118,70 @@ export const routerConfigView = z
 export const reconcileAccepted = z
   .object({ name: z.string(), provisioningStatus: z.literal('pending') })
   .strict();
+export const volumeMountView = z
+  .object({
+    uuid: z.string(),
+    name: z.string(),
+    version: z.number(),
+    type: z.literal('secret'),
+    data: z.record(z.string(), z.string()),
+  })
+  .strict();
+
+export const createdCertificateAuthority = z
+  .object({
+    name: z.string(),
+    subject: z.string(),
+    type: z.enum(['self-signed', 'k8s-secret', 'direct']),
+    valid_from: z.string(),
+    valid_to: z.string(),
+  })
+  .strict();
+
+export const certificateAuthorityView = z
+  .object({
+    name: z.string(),
+    subject: z.string(),
+    isCA: z.literal(true),
+    validFrom: z.string(),
+    validTo: z.string(),
+    serialNumber: z.string(),
+    data: z.object({ certificate: z.string() }).strict(),
+  })
+  .strict();
+
+export const certificateAuthorityListView = z
+  .object({
+    cas: z.array(
+      z
+        .object({
+          name: z.string(),
+          subject: z.string(),
+          valid_from: z.string(),
+          valid_to: z.string(),
+          days_remaining: z.number(),
+          is_expired: z.boolean(),
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+export const certificateView = z
+  .object({
+    name: z.string(),
+    subject: z.string(),
+    signedBy: z.string(),
+    hosts: z.array(z.string()),
+    agentUuid: z.string().nullable(),
+    serialNumber: z.string(),
+    valid_from: z.string(),
+    valid_to: z.string(),
+    version: z.number(),
+    data: z.object({ certificate: z.string() }).strict(),
+  })
+  .strict();
+
 export const agentReconcileAccepted = z
   .object({ uuid: z.string(), reconcile: z.literal('requested') })
   .strict();
@@ -157,6 +224,7 @@ export const agentMicroserviceView = z
     capAdd: z.array(z.string()),
     isRouter: z.boolean(),
     isNats: z.boolean(),
+    isController: z.boolean().optional(),
   })
   .strict();
 export const agentRegistryView = z

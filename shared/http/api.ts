@@ -31,6 +31,7 @@ export type ApiFunctionName =
   | 'agents'
   | 'registry'
   | 'registries'
+  | 'certificates'
   | 'router'
   | 'status'
   | 'openapi'

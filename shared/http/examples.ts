@@ -67,6 +67,18 @@ spec:
     x86: ghcr.io/example/checkout:1.0
 `,
   microservicePatch: { agentName: 'fog-b' },
+  /** What Edgelet sends for the Controller container it runs next to the system agent's router. */
+  controllerRegister: {
+    uuid: 'c0ffee00-0000-4000-8000-000000000001',
+    name: 'controller',
+    schedule: 0,
+    images: [{ containerImage: 'ghcr.io/datasance/controller:3.9.0', archId: 1 }],
+    registryId: 1,
+    ports: [{ internal: 51121, external: 51121, protocol: 'tcp' }],
+    hostNetworkMode: false,
+  },
+  /** The operator's import of a fleet CA on Kubernetes (remote control planes create them themselves). */
+  certificateAuthority: { name: 'router-site-ca', type: 'k8s-secret', secretName: 'router-site-ca' },
   imageRegistry: { url: 'registry.example.com', isPublic: false, username: 'puller', password: 'secret' },
   defaultRouter: {
     host: 'router.example.com',

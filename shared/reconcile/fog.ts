@@ -19,6 +19,7 @@ import {
 } from '../store/routers.js';
 import { getServiceRow } from '../store/services.js';
 import { syncTokenIndex } from '../store/token-index.js';
+import { reconcilePlatform } from './platform.js';
 import { reconcileRouter, routerView } from './router.js';
 
 /**
@@ -37,10 +38,14 @@ export async function reconcileFog(message: FogReconcileMessage): Promise<void> 
   usage.routerReconciles += 1;
 
   const agent = routerKey === DEFAULT_ROUTER ? undefined : await getAgentRow(routerKey);
-  if (agent) await syncAgentTokenIndex(agent);
+  const defaultRouter = await getDefaultRouter();
+  if (agent) {
+    await syncAgentTokenIndex(agent);
+    // Certificates before the router config: the config names only the ones that exist.
+    await timeStep('fog: platform', () => reconcilePlatform(agent, defaultRouter));
+  }
   if (!agent && routerKey !== DEFAULT_ROUTER) await deleteRouterConfig(routerKey);
 
-  const defaultRouter = await getDefaultRouter();
   const result = await timeStep('fog: router reconcile', () => reconcileRouter(routerKey, defaultRouter));
   if (result.managed && message.service) {
     await verifyServiceEntries(routerKey, result.config, message.service, agent, defaultRouter);

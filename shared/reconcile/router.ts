@@ -1,4 +1,5 @@
 import { config } from '../context.js';
+import { DEFAULT_ROUTER_PORTS } from '../domain/agent-schema.js';
 import { agentDistributionTokens, agentSelectsService, DISTRIBUTION_ALL } from '../domain/distribution.js';
 import {
   DEFAULT_ROUTER,
@@ -10,11 +11,18 @@ import {
 } from '../domain/placement.js';
 import {
   applyDesiredBridges,
+  applyRouterSite,
   type DesiredBridges,
   initialRouterConfig,
   type RouterConfig,
   sameRouterConfig,
 } from '../domain/router-config.js';
+import {
+  agentCertificateToken,
+  buildRouterSiteConfig,
+  routerCertificateSpecs,
+  type Upstream,
+} from '../domain/router-site.js';
 import { applyDesiredToSkrouterd } from '../domain/skrouterd.js';
 import { ContentionError } from '../errors.js';
 import { faultPoint } from '../faults.js';
@@ -24,6 +32,7 @@ import { usage } from '../metrics/usage.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
+import { getCertificate } from '../store/certificates.js';
 import { raiseChangeFlag } from '../store/changes.js';
 import { withLock } from '../store/lock.js';
 import {
@@ -75,12 +84,17 @@ export async function reconcileRouter(
   return result;
 }
 
+/** A router as placement sees it, with the whole agent row behind it (its site config needs it all). */
+export interface ManagedRouter extends RouterView {
+  agent?: AgentRow;
+}
+
 /** The router placement reasons about, or undefined when there is no config to manage. */
 export async function routerView(
   routerKey: string,
   defaultRouter: DefaultRouterRow | undefined,
   knownAgent?: AgentRow,
-): Promise<RouterView | undefined> {
+): Promise<ManagedRouter | undefined> {
   const hubKey = hubRouterKey(defaultRouter);
   const tagPrefix = config().serviceAnnotationTag;
   if (routerKey === DEFAULT_ROUTER) {
@@ -106,7 +120,7 @@ async function writeRouterBridges(
   const isHub = router.key === router.hubKey;
   return retryOnConflict(
     async () => {
-      const { current, base, next, desired } = await plannedRouterConfig(router);
+      const { current, base, next, desired } = await plannedRouterConfig(router, defaultRouter);
       // Nothing to change (a router with no config yet whose desired state is its default counts too):
       // no write, and no change flag for the agent to chase.
       if (sameRouterConfig(base, next)) return { routerKey, managed: true, written: false, config: base };
@@ -129,13 +143,74 @@ async function writeRouterBridges(
   );
 }
 
-/** A router's stored config, and what it becomes with the bridge entries the store says it should hold. */
-async function plannedRouterConfig(router: RouterView) {
-  const desired = await desiredBridges(router);
-  const current = await getRouterConfig(router.key);
+/**
+ * A router's stored config, and what it becomes with what the store says it should hold: an agent's
+ * own part (identity, links, TLS) and the service bridges.
+ */
+async function plannedRouterConfig(router: ManagedRouter, defaultRouter: DefaultRouterRow | undefined) {
+  const [desired, site, current] = await Promise.all([
+    desiredBridges(router),
+    router.agent ? desiredSite(router.agent, defaultRouter) : undefined,
+    getRouterConfig(router.key),
+  ]);
   const base = current?.config ?? initialRouterConfig(router.key === router.hubKey);
-  return { current, base, next: applyDesiredBridges(base, desired), desired };
+  const withSite = site ? applyRouterSite(base, site) : base;
+  return { current, base, next: applyDesiredBridges(withSite, desired), desired };
 }
+
+/**
+ * An agent router's own part of its config: its identity and mode, the management and TLS listeners,
+ * a link to each upstream router it can dial, and a TLS profile per certificate it holds.
+ */
+async function desiredSite(agent: AgentRow, defaultRouter: DefaultRouterRow | undefined) {
+  if (agent.routerMode === 'none') return undefined;
+  const specs = routerCertificateSpecs(agent);
+  const [held, upstreams] = await Promise.all([
+    Promise.all(specs.map((spec) => getCertificate(spec.name))),
+    upstreamsOf(agent, defaultRouter),
+  ]);
+  return buildRouterSiteConfig({
+    agent: {
+      uuid: agent.uuid,
+      token: agentCertificateToken(agent.name),
+      routerMode: agent.routerMode,
+      messagingPort: agent.messagingPort ?? DEFAULT_ROUTER_PORTS.messagingPort,
+      interRouterPort: agent.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
+      edgeRouterPort: agent.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
+    },
+    upstreams,
+    certificates: new Set(specs.filter((_, i) => held[i]?.agentUuid === agent.uuid).map((spec) => spec.name)),
+    namespace: config().controllerNamespace,
+  });
+}
+
+/**
+ * The routers an agent dials: `default-router` is the default router as registered (the system agent's
+ * router, or the one PUT /api/v3/router describes), any other key an interior agent with a host.
+ */
+async function upstreamsOf(
+  agent: AgentRow,
+  defaultRouter: DefaultRouterRow | undefined,
+): Promise<Upstream[]> {
+  const upstreams: Upstream[] = [];
+  for (const key of agent.upstreamRouters) {
+    if (key === DEFAULT_ROUTER) {
+      const hubKey = hubRouterKey(defaultRouter);
+      if (!defaultRouter || !hubKey || hubKey === agent.uuid) continue;
+      upstreams.push({ key: hubKey, host: defaultRouter.host, ...pick(defaultRouter) });
+      continue;
+    }
+    const upstream = await getAgentRow(key);
+    if (!upstream?.host || upstream.routerMode !== 'interior' || upstream.uuid === agent.uuid) continue;
+    upstreams.push({ key: upstream.uuid, host: upstream.host, ...pick(upstream) });
+  }
+  return upstreams;
+}
+
+const pick = (router: { interRouterPort: number | null; edgeRouterPort: number | null }) => ({
+  interRouterPort: router.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
+  edgeRouterPort: router.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
+});
 
 /**
  * Whether a router holds other bridge entries than the store says it should: reads only, for the
@@ -152,7 +227,7 @@ export async function routerDrifted(
     const next = applyDesiredToSkrouterd(current, await desiredBridges(router));
     return JSON.stringify(next) !== JSON.stringify(current);
   }
-  const { base, next } = await plannedRouterConfig(router);
+  const { base, next } = await plannedRouterConfig(router, defaultRouter);
   return !sameRouterConfig(base, next);
 }
 

@@ -1,5 +1,5 @@
-import { BatchGetCommand, DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, getItem, keys, tableName, withoutKeys } from './client.js';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetItems, documentClient, getItem, keys, tableName } from './client.js';
 
 /** What an agent last reported with PUT /agent/status, and when (epoch ms). */
 export interface AgentStatusRow {
@@ -27,25 +27,10 @@ export function getAgentStatus(agentUuid: string): Promise<AgentStatusRow | unde
   return getItem<AgentStatusRow>(keys.agentStatus(agentUuid));
 }
 
-/** The statuses of many agents, read in batches of 100 (BatchGetItem's limit). */
+/** The statuses of many agents (batched reads). */
 export async function getAgentStatuses(agentUuids: readonly string[]): Promise<Map<string, AgentStatusRow>> {
-  const found = new Map<string, AgentStatusRow>();
-  for (let i = 0; i < agentUuids.length; i += 100) {
-    let request: Record<string, { Keys: Record<string, string>[]; ConsistentRead: boolean }> | undefined = {
-      [tableName()]: {
-        Keys: agentUuids.slice(i, i + 100).map((uuid) => keys.agentStatus(uuid)),
-        ConsistentRead: true,
-      },
-    };
-    while (request && Object.keys(request).length > 0) {
-      const result = await documentClient().send(new BatchGetCommand({ RequestItems: request }));
-      for (const item of result.Responses?.[tableName()] ?? []) {
-        found.set(String(item.PK).slice('AGENTSTATUS#'.length), withoutKeys<AgentStatusRow>(item)!);
-      }
-      request = result.UnprocessedKeys as typeof request;
-    }
-  }
-  return found;
+  const found = await batchGetItems<AgentStatusRow>(agentUuids.map((uuid) => keys.agentStatus(uuid)));
+  return new Map([...found].map(([index, row]) => [agentUuids[index]!, row]));
 }
 
 export async function putAgentConfig(agentUuid: string, config: Record<string, unknown>): Promise<void> {

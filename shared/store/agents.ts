@@ -1,5 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { RouterMode } from '../domain/router-objects.js';
+import { agentCertificateToken } from '../domain/router-site.js';
 import { ConflictError } from '../errors.js';
 import { conditionalWrite, documentClient, indexes, keys, tableName, withoutKeys } from './client.js';
 import { queryIndex, queryPartition } from './query.js';
@@ -80,24 +81,27 @@ export async function listAgentUuidPage(
   return { uuids: (page.Items ?? []).map((item) => String(item.uuid)), next: page.LastEvaluatedKey };
 }
 
-async function claimAgentName(name: string, uuid: string): Promise<void> {
+type ClaimKey = { PK: string; SK: string };
+
+/** A uniqueness claim held by one agent: taken once, idempotent for its holder. */
+async function claim(key: ClaimKey, uuid: string, conflict: string): Promise<void> {
   const claimed = await conditionalWrite(
     new PutCommand({
       TableName: tableName(),
-      Item: { ...keys.agentName(name), uuid },
+      Item: { ...key, uuid },
       ConditionExpression: 'attribute_not_exists(PK) OR #uuid = :uuid',
       ExpressionAttributeNames: { '#uuid': 'uuid' },
       ExpressionAttributeValues: { ':uuid': uuid },
     }),
   );
-  if (!claimed) throw new ConflictError(`Agent with name ${name} already exists`);
+  if (!claimed) throw new ConflictError(conflict);
 }
 
-async function releaseAgentName(name: string, uuid: string): Promise<void> {
+async function release(key: ClaimKey, uuid: string): Promise<void> {
   await conditionalWrite(
     new DeleteCommand({
       TableName: tableName(),
-      Key: keys.agentName(name),
+      Key: key,
       ConditionExpression: '#uuid = :uuid',
       ExpressionAttributeNames: { '#uuid': 'uuid' },
       ExpressionAttributeValues: { ':uuid': uuid },
@@ -105,9 +109,37 @@ async function releaseAgentName(name: string, uuid: string): Promise<void> {
   );
 }
 
-/** Name first (uniqueness), then the row; a failed row write gives the name back. */
-export async function putNewAgentRow(row: AgentRow): Promise<void> {
+const claimAgentName = (name: string, uuid: string) =>
+  claim(keys.agentName(name), uuid, `Agent with name ${name} already exists`);
+const releaseAgentName = (name: string, uuid: string) => release(keys.agentName(name), uuid);
+
+/**
+ * The agent's certificates are named after a DNS-label form of its name; two names that fold to the
+ * same label ("Edge 1", "edge-1") would share certificates, so the folded name is claimed as well.
+ */
+async function claimNames(row: AgentRow): Promise<void> {
   await claimAgentName(row.name, row.uuid);
+  const token = agentCertificateToken(row.name);
+  try {
+    await claim(
+      keys.agentCertificateName(token),
+      row.uuid,
+      `Agent name ${row.name} names its certificates ${token}, as another agent's name does; choose another name`,
+    );
+  } catch (error) {
+    await releaseAgentName(row.name, row.uuid);
+    throw error;
+  }
+}
+
+async function releaseNames(row: AgentRow): Promise<void> {
+  await releaseAgentName(row.name, row.uuid);
+  await release(keys.agentCertificateName(agentCertificateToken(row.name)), row.uuid);
+}
+
+/** Names first (uniqueness), then the row; a failed row write gives the names back. */
+export async function putNewAgentRow(row: AgentRow): Promise<void> {
+  await claimNames(row);
   const written = await conditionalWrite(
     new PutCommand({
       TableName: tableName(),
@@ -115,20 +147,22 @@ export async function putNewAgentRow(row: AgentRow): Promise<void> {
       ConditionExpression: 'attribute_not_exists(PK)',
     }),
   ).catch(async (error: unknown) => {
-    await releaseAgentName(row.name, row.uuid);
+    await releaseNames(row);
     throw error;
   });
   if (!written) {
-    await releaseAgentName(row.name, row.uuid);
+    await releaseNames(row);
     throw new ConflictError(`Agent with uuid ${row.uuid} already exists`);
   }
 }
 
-/** Replaces the row written at `expectedGeneration`; false when another writer got there first. */
+/**
+ * Replaces the row written at `expectedGeneration`; false when another writer got there first. Names
+ * are immutable (they name the agent's certificates), so the row keeps its claims.
+ */
 export async function replaceAgentRow(next: AgentRow, previous: AgentRow): Promise<boolean> {
-  const renamed = next.name !== previous.name;
-  if (renamed) await claimAgentName(next.name, next.uuid);
-  const written = await conditionalWrite(
+  if (next.name !== previous.name) throw new Error(`Agent ${previous.uuid}: a name cannot change`);
+  return conditionalWrite(
     new PutCommand({
       TableName: tableName(),
       Item: { ...keys.agent(next.uuid), ...next, ...indexAttributes(next) },
@@ -136,13 +170,7 @@ export async function replaceAgentRow(next: AgentRow, previous: AgentRow): Promi
       ExpressionAttributeNames: { '#g': 'generation' },
       ExpressionAttributeValues: { ':g': previous.generation },
     }),
-  ).catch(async (error: unknown) => {
-    if (renamed) await releaseAgentName(next.name, next.uuid);
-    throw error;
-  });
-  // The name the row does not carry is given back: the new one on a lost race, else the old one.
-  if (renamed) await releaseAgentName(written ? previous.name : next.name, next.uuid);
-  return written;
+  );
 }
 
 export async function deleteAgentRow(row: AgentRow): Promise<boolean> {
@@ -155,7 +183,7 @@ export async function deleteAgentRow(row: AgentRow): Promise<boolean> {
       ExpressionAttributeValues: { ':g': row.generation },
     }),
   );
-  if (deleted) await releaseAgentName(row.name, row.uuid);
+  if (deleted) await releaseNames(row);
   return deleted;
 }
 

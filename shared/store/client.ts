@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   type DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
@@ -75,6 +76,32 @@ export async function putNewItem(item: Record<string, unknown>, conflict: string
   if (!written) throw new ConflictError(conflict);
 }
 
+/**
+ * Many items by key, read consistently in batches of 100 (BatchGetItem's limit), following unprocessed
+ * keys; returned by the index of their key (missing items are absent).
+ */
+export async function batchGetItems<T>(
+  itemKeys: readonly { PK: string; SK: string }[],
+): Promise<Map<number, T>> {
+  const found = new Map<number, T>();
+  const indexOf = new Map(itemKeys.map((key, index) => [`${key.PK}\u0000${key.SK}`, index]));
+  for (let i = 0; i < itemKeys.length; i += 100) {
+    let request: Record<string, { Keys: { PK: string; SK: string }[]; ConsistentRead: boolean }> | undefined =
+      {
+        [tableName()]: { Keys: itemKeys.slice(i, i + 100), ConsistentRead: true },
+      };
+    while (request && Object.keys(request).length > 0) {
+      const result = await documentClient().send(new BatchGetCommand({ RequestItems: request }));
+      for (const item of result.Responses?.[tableName()] ?? []) {
+        const index = indexOf.get(`${item.PK}\u0000${item.SK}`);
+        if (index !== undefined) found.set(index, withoutKeys<T>(item)!);
+      }
+      request = result.UnprocessedKeys as typeof request;
+    }
+  }
+  return found;
+}
+
 /** One item by its key, read consistently, without its key and index attributes. */
 export async function getItem<T>(key: { PK: string; SK: string }): Promise<T | undefined> {
   const { Item } = await documentClient().send(
@@ -89,6 +116,7 @@ export const keys = {
   serviceToken: (token: string, name: string) => ({ PK: `TOKEN#${token}`, SK: `SVC#${name}` }),
   agent: (uuid: string) => ({ PK: `AGENT#${uuid}`, SK: 'AGENT' }),
   agentName: (name: string) => ({ PK: `AGENTNAME#${name}`, SK: 'NAME' }),
+  agentCertificateName: (token: string) => ({ PK: `AGENTCERTNAME#${token}`, SK: 'NAME' }),
   agentToken: (token: string, uuid: string) => ({ PK: `AGTOKEN#${token}`, SK: `AGENT#${uuid}` }),
   application: (name: string) => ({ PK: `APP#${name}`, SK: 'APP' }),
   microservice: (uuid: string) => ({ PK: `MS#${uuid}`, SK: 'MS' }),
@@ -107,6 +135,9 @@ export const keys = {
   agentStatus: (agentUuid: string) => ({ PK: `AGENTSTATUS#${agentUuid}`, SK: 'STATUS' }),
   agentConfig: (agentUuid: string) => ({ PK: `AGENTCONFIG#${agentUuid}`, SK: 'CONFIG' }),
   applied: (owner: string) => ({ PK: `APPLIED#${owner}`, SK: 'APPLIED' }),
+  certificate: (name: string) => ({ PK: `CERT#${name}`, SK: 'CERT' }),
+  platformStatus: (agentUuid: string) => ({ PK: `PLATFORM#${agentUuid}`, SK: 'STATUS' }),
+  systemMicroservice: (agentUuid: string, name: string) => ({ PK: `SYSMS#${agentUuid}`, SK: name }),
   driftCursor: () => ({ PK: 'SWEEP', SK: 'DRIFTCURSOR' }),
 };
 

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutListener } from '../fixtures/seed-000.js';
 import { createAgent, createHub } from '../fixtures/world.js';
@@ -119,9 +120,28 @@ describe('provisioning and the first changes tick, as Edgelet does them', () => 
     ]);
   });
 
-  it('answers volume mounts, models and runtime classes with (empty) lists', async () => {
-    // Act / Assess
-    expect(await edge.loadVolumeMounts()).toEqual([]);
+  it('answers volume mounts with the router certificates (base64 PEM files), models and runtime classes empty', async () => {
+    // Act
+    const mounts = (await edge.loadVolumeMounts()) as {
+      name: string;
+      type: string;
+      version: number;
+      data: Record<string, string>;
+    }[];
+
+    // Assess: each mount is a TLS secret whose certificate its own ca.crt verifies
+    expect(mounts.map((mount) => [mount.name, mount.type, mount.version])).toEqual([
+      ['router-site-server-edge-checkout', 'secret', 1],
+      ['router-local-server-edge-checkout', 'secret', 1],
+    ]);
+    for (const mount of mounts) {
+      const file = (key: string) => Buffer.from(mount.data[key]!, 'base64').toString('utf8');
+      expect(Object.keys(mount.data).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
+      expect(new X509Certificate(file('tls.crt')).verify(new X509Certificate(file('ca.crt')).publicKey)).toBe(
+        true,
+      );
+      expect(file('tls.key')).toMatch(/^-----BEGIN RSA PRIVATE KEY-----/);
+    }
     expect(await edge.request('GET', 'models')).toEqual({ models: [] });
     expect(await edge.request('GET', 'runtimeClasses')).toEqual({ runtimeClasses: [] });
   });
@@ -256,7 +276,10 @@ describe('an Edgelet pulling its router config', () => {
     await expect.poll(async () => (await edge.changes()).flags.microserviceConfig, poll).toBe(true);
     const { routerConfig, acknowledged } = await edge.poll();
     expect(acknowledged).toBe(true);
-    expect(routerConfig).toEqual({ bridges: { tcpListeners: { 'checkout-listener': checkoutListener } } });
+    expect(routerConfig?.bridges).toEqual({
+      tcpListeners: { 'checkout-listener': checkoutListener },
+      tcpConnectors: {},
+    });
     expect((await edge.changes()).flags.microserviceConfig).toBe(false);
   });
 
@@ -267,7 +290,7 @@ describe('an Edgelet pulling its router config', () => {
     // Assess
     await expect.poll(async () => (await edge.changes()).flags.microserviceConfig, poll).toBe(true);
     const { routerConfig } = await edge.poll();
-    expect(routerConfig).toEqual({ bridges: { tcpListeners: {} } });
+    expect(routerConfig?.bridges).toEqual({ tcpListeners: {}, tcpConnectors: {} });
     allSucceeded(edge);
   });
 

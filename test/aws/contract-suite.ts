@@ -588,30 +588,30 @@ export function defineContractSuite(
         expect(rows.filter((row) => row !== undefined)).toHaveLength(1);
       });
 
-      it('renames under the generation check, moving the name claim and listing by name', async () => {
+      it('replaces under the generation check, keeps names unique (and their certificate names) and lists by name', async () => {
         // Prepare
         const row = agentRow('uuid-rename', 'before');
         await agents.putNewAgentRow(row);
         await agents.putNewAgentRow(agentRow('uuid-other', 'taken'));
 
         // Act
-        const renamed = await agents.replaceAgentRow({ ...row, name: 'after', generation: 2 }, row);
-        const stale = await agents.replaceAgentRow({ ...row, name: 'later', generation: 2 }, row);
-        const clash = agents.replaceAgentRow(
-          { ...row, name: 'taken', generation: 3 },
-          { ...row, name: 'after', generation: 2 },
-        );
+        const changed = await agents.replaceAgentRow({ ...row, host: '10.0.0.1', generation: 2 }, row);
+        const stale = await agents.replaceAgentRow({ ...row, host: '10.0.0.2', generation: 2 }, row);
+        const sameName = agents.putNewAgentRow(agentRow('uuid-third', 'taken'));
+        // "Taken" and "taken" differ as names but would name the same certificates.
+        const sameCertificates = agents.putNewAgentRow(agentRow('uuid-fourth', 'Taken'));
 
         // Assess
-        expect(renamed).toBe(true);
+        expect(changed).toBe(true);
         expect(stale).toBe(false);
-        await expect(clash).rejects.toBeInstanceOf(ConflictError);
-        expect(await agents.getAgentUuidByName('after')).toBe('uuid-rename');
-        expect(await agents.getAgentUuidByName('before')).toBeUndefined();
-        expect(await agents.getAgentUuidByName('later')).toBeUndefined();
+        await expect(sameName).rejects.toBeInstanceOf(ConflictError);
+        await expect(sameCertificates).rejects.toBeInstanceOf(ConflictError);
+        expect(await agents.getAgentUuidByName('before')).toBe('uuid-rename');
+        expect(await agents.getAgentUuidByName('Taken')).toBeUndefined();
+        expect((await agents.getAgentRow('uuid-rename'))?.host).toBe('10.0.0.1');
         const listed = (await agents.listAgentRows()).map((agent) => agent.name);
         expect(isSorted(listed)).toBe(true);
-        expect(listed).toEqual(expect.arrayContaining(['after', 'taken']));
+        expect(listed).toEqual(expect.arrayContaining(['before', 'taken']));
       });
 
       it('lists agents by distribution token and keeps unconverged agents in the pending index', async () => {

@@ -424,8 +424,49 @@ describe('IAM', () => {
   });
 });
 
+describe('the secrets key', () => {
+  it('is one rotating KMS key, kept on stack deletion, that exactly the functions sealing or opening private keys may use', () => {
+    // Prepare
+    const { template } = remote;
+    const keyId = logicalIdOf(template, 'AWS::KMS::Key', 'SecretsKey');
+    const kmsActionsOf = (prefix: string) =>
+      resourcesOf(template, 'AWS::IAM::Policy')
+        .filter(([id]) => id.startsWith(`${prefix}Role`))
+        .flatMap(
+          ([, r]) =>
+            (r.Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }).Statement,
+        )
+        .flatMap((statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]))
+        .filter((action) => action.startsWith('kms:'))
+        .sort();
+    const envOf = (prefix: string) =>
+      (
+        (
+          template.findResources('AWS::Lambda::Function')[
+            logicalIdOf(template, 'AWS::Lambda::Function', `${prefix}Function`)
+          ] as Resource
+        ).Properties.Environment as { Variables: Record<string, unknown> }
+      ).Variables;
+
+    // Act
+    const key = template.findResources('AWS::KMS::Key')[keyId] as Resource & { DeletionPolicy?: string };
+
+    // Assess
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    expect(key.DeletionPolicy).toBe('Retain');
+    for (const prefix of ['ApiCertificates', 'ApiAgentProtocol', 'WorkerFogReconcile']) {
+      expect(kmsActionsOf(prefix)).toEqual(['kms:Decrypt', 'kms:Encrypt']);
+      expect(envOf(prefix).SECRETS_KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+    }
+    for (const prefix of ['ApiServices', 'ApiStatus', 'WorkerServiceReconcile', 'WorkerSweeper']) {
+      expect(kmsActionsOf(prefix)).toEqual([]);
+      expect(envOf(prefix).SECRETS_KMS_KEY_ID).toBeUndefined();
+    }
+  });
+});
+
 describe('EKS access (controlPlane=kubernetes)', () => {
-  it('gives each reconcile worker role a namespaced edit access entry on the imported cluster', () => {
+  it('gives each role that calls the cluster (the reconcile workers, the certificates API that imports CA Secrets) a namespaced edit access entry', () => {
     // Prepare
     const { template } = kubernetes;
 
@@ -433,12 +474,13 @@ describe('EKS access (controlPlane=kubernetes)', () => {
     const entries = resourcesOf(template, 'AWS::EKS::AccessEntry').map(([, r]) => r.Properties);
 
     // Assess
-    expect(entries).toHaveLength(2);
+    expect(entries).toHaveLength(3);
     const principals = entries.map((e) => (e.PrincipalArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]);
     expect(principals.sort()).toEqual(
       [
         logicalIdOf(template, 'AWS::IAM::Role', 'WorkerFogReconcileRole'),
         logicalIdOf(template, 'AWS::IAM::Role', 'WorkerServiceReconcileRole'),
+        logicalIdOf(template, 'AWS::IAM::Role', 'ApiCertificatesRole'),
       ].sort(),
     );
     for (const entry of entries) {

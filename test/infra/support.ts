@@ -3,6 +3,7 @@ import { basename, join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { routes as agentProtocolRoutes } from '../../functions/api/agent-protocol.js';
 import { routes as agentsRoutes } from '../../functions/api/agents.js';
+import { routes as certificatesRoutes } from '../../functions/api/certificates.js';
 import { routes as openapiRoutes } from '../../functions/api/openapi.js';
 import { routes as registriesRoutes } from '../../functions/api/registries.js';
 import { routes as registryRoutes } from '../../functions/api/registry.js';
@@ -51,6 +52,7 @@ const MODULE_ROUTES: Record<ApiFunctionName, readonly AnyRouteRecord[]> = {
   agents: agentsRoutes,
   registry: registryRoutes,
   registries: registriesRoutes,
+  certificates: certificatesRoutes,
   router: routerRoutes,
   status: statusRoutes,
   openapi: openapiRoutes,

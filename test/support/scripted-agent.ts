@@ -41,6 +41,22 @@ export interface ParsedMicroservice {
   env: { key: string; value: string }[];
   capAdd: string[];
   portMappings: { internal: number; external: number }[];
+  /** `type` as Edgelet reads it: "volumeMount", "volume", anything else a bind. */
+  volumeMappings: {
+    hostDestination: string;
+    containerDestination: string;
+    accessMode: string;
+    type: 'volumeMount' | 'volume' | 'bind';
+  }[];
+}
+
+/** A volume mount as Edgelet keeps it (`internal/volumemount/manager.go`): files decoded, by version. */
+export interface MountedVolume {
+  uuid: string;
+  name: string;
+  version: number;
+  type: 'secret' | 'configMap';
+  files: Record<string, string>;
 }
 
 export interface Registry {
@@ -111,6 +127,8 @@ export class ScriptedAgent {
   registries: Registry[] = [];
   microservices: ParsedMicroservice[] = [];
   volumeMounts: unknown[] = [];
+  /** The volume mounts as written on the node, by uuid. */
+  readonly mounted = new Map<string, MountedVolume>();
 
   /** `controllerUrl` as configured on the agent: the controller's base URL plus `/api/v3`. */
   readonly controllerUrl: string;
@@ -327,7 +345,58 @@ export class ScriptedAgent {
   async loadVolumeMounts(): Promise<unknown[]> {
     const result = await this.request('GET', 'volumeMounts');
     this.volumeMounts = Array.isArray(result.volumeMounts) ? result.volumeMounts : [];
+    this.applyVolumeMounts(this.volumeMounts);
     return this.volumeMounts;
+  }
+
+  /**
+   * `ProcessVolumeMountChanges`: items need a string uuid; `type: "secret"` is a secret, anything else a
+   * config map; each data value is standard base64 (a value that does not decode is skipped); an
+   * existing mount is rewritten only when `version` goes up; a uuid no longer listed is removed.
+   */
+  private applyVolumeMounts(items: unknown[]): void {
+    const seen = new Set<string>();
+    for (const item of items) {
+      const mount = item as Record<string, unknown>;
+      if (typeof mount?.uuid !== 'string' || mount.uuid === '') continue;
+      seen.add(mount.uuid);
+      const version = typeof mount.version === 'number' ? mount.version : 0;
+      const current = this.mounted.get(mount.uuid);
+      if (current && version <= current.version) continue;
+      const files: Record<string, string> = {};
+      const data =
+        mount.data && typeof mount.data === 'object' ? (mount.data as Record<string, unknown>) : {};
+      for (const [key, value] of Object.entries(data)) {
+        const text = typeof value === 'string' ? value.replace(/^"|"$/g, '') : '';
+        if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) continue;
+        files[key] = Buffer.from(text, 'base64').toString('utf8');
+      }
+      this.mounted.set(mount.uuid, {
+        uuid: mount.uuid,
+        name: typeof mount.name === 'string' ? mount.name : '',
+        version,
+        type: mount.type === 'secret' ? 'secret' : 'configMap',
+        files,
+      });
+    }
+    for (const uuid of [...this.mounted.keys()]) if (!seen.has(uuid)) this.mounted.delete(uuid);
+  }
+
+  /**
+   * The file a container of `microservice` reads at `path`: through the `volumeMount` mapping whose
+   * container folder holds it (`hostDestination` "<mount>" or "<mount>/<key>"), from that mount's files.
+   */
+  containerFile(microservice: ParsedMicroservice, path: string): string | undefined {
+    for (const mapping of microservice.volumeMappings) {
+      if (mapping.type !== 'volumeMount') continue;
+      const [name, key] = mapping.hostDestination.split('/', 2) as [string, string | undefined];
+      const mount = [...this.mounted.values()].find((candidate) => candidate.name === name);
+      if (!mount) continue;
+      if (key !== undefined && path === mapping.containerDestination) return mount.files[key];
+      if (key === undefined && path.startsWith(`${mapping.containerDestination}/`))
+        return mount.files[path.slice(mapping.containerDestination.length + 1)];
+    }
+    return undefined;
   }
 
   /** `/agent/models` and `/agent/runtimeClasses`: a 404 means an empty list, anything else must answer. */
@@ -415,5 +484,15 @@ function parseMicroservice(data: Record<string, unknown>): ParsedMicroservice | 
               : 0,
       }))
       .filter((port) => port.internal > 0 || port.external > 0),
+    volumeMappings: (Array.isArray(data.volumeMappings)
+      ? (data.volumeMappings as Record<string, unknown>[])
+      : []
+    ).map((mapping) => ({
+      hostDestination: typeof mapping?.hostDestination === 'string' ? mapping.hostDestination : '',
+      containerDestination:
+        typeof mapping?.containerDestination === 'string' ? mapping.containerDestination : '',
+      accessMode: typeof mapping?.accessMode === 'string' ? mapping.accessMode : '',
+      type: mapping?.type === 'volumeMount' ? 'volumeMount' : mapping?.type === 'volume' ? 'volume' : 'bind',
+    })),
   };
 }

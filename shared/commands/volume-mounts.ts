@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import { routerCertificateSpecs, SSL_PROFILE_PATH } from '../domain/router-site.js';
+import { NotFoundError } from '../errors.js';
+import { openSecret } from '../secrets.js';
+import { type AgentRow, getAgentRow } from '../store/agents.js';
+import { type CertificateRow, getCertificate } from '../store/certificates.js';
+
+/**
+ * The volume mounts an agent receives (GET /api/v3/agent/volumeMounts, the reference's shape): one per
+ * certificate it holds, `type: secret`, with base64 `ca.crt`, `tls.crt` and `tls.key`; `version` is the
+ * certificate's, so a reissue makes Edgelet rewrite the files. Only the agent's own certificates, read
+ * by name (consistently), are ever unsealed here.
+ */
+export interface VolumeMount {
+  uuid: string;
+  name: string;
+  version: number;
+  type: 'secret';
+  data: Record<string, string>;
+}
+
+/** A stable uuid for a mount name (name-based, as the reference's are stable per mount). */
+function mountUuid(name: string): string {
+  const hex = createHash('sha1').update(`fogbridge-volume-mount:${name}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((Number.parseInt(hex[16]!, 16) & 3) | 8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The agent's certificates that exist, in the order its router config names them. */
+export async function heldCertificates(agent: AgentRow): Promise<CertificateRow[]> {
+  const rows = await Promise.all(routerCertificateSpecs(agent).map((spec) => getCertificate(spec.name)));
+  return rows.filter((row): row is CertificateRow => row?.agentUuid === agent.uuid);
+}
+
+export async function listAgentVolumeMounts(agentUuid: string): Promise<VolumeMount[]> {
+  const agent = await getAgentRow(agentUuid);
+  if (!agent) throw new NotFoundError(`Agent with uuid ${agentUuid} not found`);
+  const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+  return Promise.all(
+    (await heldCertificates(agent)).map(async (row) => ({
+      uuid: mountUuid(row.name),
+      name: row.name,
+      version: row.version,
+      type: 'secret' as const,
+      data: {
+        'ca.crt': base64(row.caPem),
+        'tls.crt': base64(row.certPem),
+        'tls.key': base64(await openSecret(row.keySealed, row.name)),
+      },
+    })),
+  );
+}
+
+/** How the router container sees a mount: read-only, in the folder its sslProfile names. */
+export function routerVolumeMapping(name: string) {
+  return {
+    hostDestination: name,
+    containerDestination: `${SSL_PROFILE_PATH}/${name}`,
+    accessMode: 'ro',
+    type: 'volumeMount',
+  };
+}

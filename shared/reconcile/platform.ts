@@ -1,0 +1,141 @@
+import { config } from '../context.js';
+import { certificateFacts, FLEET_CA_VALIDITY_DAYS, issueCertificate } from '../domain/pki.js';
+import { type CertificateSpec, FLEET_CAS, routerCertificateSpecs } from '../domain/router-site.js';
+import { ReconcileError } from '../errors.js';
+import { openSecret, sealSecret } from '../secrets.js';
+import type { AgentRow } from '../store/agents.js';
+import {
+  type CertificateRow,
+  deleteCertificate,
+  getCertificate,
+  putNewCertificate,
+  replaceCertificate,
+  selfSignedCertificateAuthorityRow,
+} from '../store/certificates.js';
+import { raiseChangeFlag } from '../store/changes.js';
+import { getPlatformStatus, putPlatformStatus } from '../store/platform.js';
+import type { DefaultRouterRow } from '../store/routers.js';
+
+/**
+ * The platform step of a fog reconcile: the fleet's certificate authorities (self-signed by fogbridge on
+ * a remote control plane the first time an agent is reconciled; on Kubernetes only ever imported by
+ * the operator) and the agent's own router certificates, issued or reissued when they are missing, were
+ * issued for another host, or were signed by a CA that has since been replaced. A reissue raises the
+ * agent's `volumeMounts` and `microserviceList` flags so it fetches the new files. Level-triggered and
+ * idempotent like the rest of the fog reconcile; the agent's status says what it waits for.
+ */
+export async function reconcilePlatform(
+  agent: AgentRow,
+  defaultRouter: DefaultRouterRow | undefined,
+): Promise<void> {
+  // The default router's agent is dialled by the host PUT /api/v3/router registered, too.
+  const specs = routerCertificateSpecs(
+    agent,
+    defaultRouter?.agentUuid === agent.uuid && defaultRouter.host ? [defaultRouter.host] : [],
+  );
+  const cas = new Map<string, CertificateRow>();
+  const waitingFor: string[] = [];
+  for (const name of config().controlPlane === 'kubernetes'
+    ? new Set(specs.map((spec) => spec.ca))
+    : FLEET_CAS) {
+    const ca = await fleetCertificateAuthority(name);
+    if (ca) cas.set(name, ca);
+    else waitingFor.push(name);
+  }
+  let changed = await removeStaleRouterCertificates(agent, specs);
+  for (const spec of specs) {
+    const ca = cas.get(spec.ca);
+    if (ca && (await ensureCertificate(spec, ca, agent.uuid))) changed = true;
+  }
+  if (changed) {
+    await raiseChangeFlag(agent.uuid, 'volumeMounts');
+    await raiseChangeFlag(agent.uuid, 'microserviceList');
+  }
+  await recordPlatformStatus(
+    agent.uuid,
+    waitingFor.length === 0
+      ? null
+      : `waiting for CA ${waitingFor.join(', ')}: the operator imports it with POST /api/v3/certificates/ca (type k8s-secret)`,
+  );
+}
+
+/** A fleet CA: as stored, or (remote only) created self-signed; undefined while Kubernetes waits for it. */
+async function fleetCertificateAuthority(name: string): Promise<CertificateRow | undefined> {
+  const existing = await getCertificate(name);
+  if (existing || config().controlPlane === 'kubernetes') return existing;
+  const row = await selfSignedCertificateAuthorityRow(name, name, FLEET_CA_VALIDITY_DAYS);
+  // Two agents reconciled at once both try; the first write wins and the other reads it.
+  if (await putNewCertificate(row)) return row;
+  return getCertificate(name);
+}
+
+const sameHosts = (a: readonly string[], b: readonly string[]) =>
+  [...new Set(a)].sort().join('\n') === [...new Set(b)].sort().join('\n');
+
+/** Issues `spec` unless the stored certificate already matches it; true when it wrote one. */
+async function ensureCertificate(
+  spec: CertificateSpec,
+  ca: CertificateRow,
+  agentUuid: string,
+): Promise<boolean> {
+  const existing = await getCertificate(spec.name);
+  if (
+    existing &&
+    existing.agentUuid === agentUuid &&
+    existing.signedBy === ca.name &&
+    existing.signerFingerprint === ca.fingerprint &&
+    sameHosts(existing.hosts, spec.hosts)
+  ) {
+    return false;
+  }
+  const issued = issueCertificate(
+    { certPem: ca.certPem, keyPem: await openSecret(ca.keySealed, ca.name) },
+    { commonName: spec.commonName, hosts: spec.hosts },
+  );
+  const facts = certificateFacts(issued.certPem);
+  const now = new Date().toISOString();
+  const row: CertificateRow = {
+    name: spec.name,
+    isCA: false,
+    subject: facts.subject,
+    hosts: spec.hosts,
+    signedBy: ca.name,
+    signerFingerprint: ca.fingerprint,
+    validFrom: facts.validFrom,
+    validTo: facts.validTo,
+    serialNumber: facts.serialNumber,
+    fingerprint: facts.fingerprint,
+    certPem: issued.certPem,
+    caPem: ca.caPem,
+    keySealed: await sealSecret(issued.keyPem, spec.name),
+    source: 'issued',
+    agentUuid,
+    version: (existing?.version ?? 0) + 1,
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+  };
+  const written = existing ? await replaceCertificate(row, existing.version) : await putNewCertificate(row);
+  if (!written) throw new ReconcileError(`Certificate ${spec.name} changed during reconcile; retrying`);
+  return true;
+}
+
+/** An agent whose router was turned off keeps no router certificates. */
+async function removeStaleRouterCertificates(agent: AgentRow, specs: CertificateSpec[]): Promise<boolean> {
+  if (specs.length > 0) return false;
+  let removed = false;
+  for (const spec of routerCertificateSpecs({ ...agent, routerMode: 'edge' })) {
+    const existing = await getCertificate(spec.name);
+    if (existing?.agentUuid === agent.uuid) {
+      await deleteCertificate(spec.name);
+      removed = true;
+    }
+  }
+  return removed;
+}
+
+async function recordPlatformStatus(agentUuid: string, waitingFor: string | null): Promise<void> {
+  const phase = waitingFor ? 'pending' : 'ready';
+  const current = await getPlatformStatus(agentUuid);
+  if (current?.phase === phase && current.message === waitingFor) return;
+  await putPlatformStatus(agentUuid, { phase, message: waitingFor, updatedAt: new Date().toISOString() });
+}
