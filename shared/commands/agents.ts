@@ -28,6 +28,7 @@ import { deleteMicroservice, listMicroservicesByAgent } from '../store/applicati
 import { forgetApplied, getApplied, removeAppliedIfEmpty } from '../store/applied.js';
 import { deleteCertificate, getCertificate, listAgentCertificates } from '../store/certificates.js';
 import { deleteAgentCredentials, getProvisionedArchitecture } from '../store/credentials.js';
+import { NATS_HUB_PORTS, putNatsHubIfAbsent, releaseNatsHub } from '../store/nats.js';
 import {
   deletePlatformStatus,
   getPlatformStatus,
@@ -225,6 +226,8 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
     throw error;
   }
   if (promote) {
+    // Its NATS server is the hub leaves dial (seed 001); the NATS fabric itself builds on this record.
+    await putNatsHubIfAbsent({ host: row.host ?? '', ...NATS_HUB_PORTS, agentUuid: uuid, updatedAt: now });
     await putDefaultRouterIfAbsent({
       host: row.host ?? '',
       messagingPort: row.messagingPort ?? DEFAULT_ROUTER_PORTS.messagingPort,
@@ -416,7 +419,7 @@ export async function deleteAgent(uuid: string): Promise<void> {
     await forgetApplied({ agent: uuid }, { tokens: tokensLeft });
     await removeAppliedIfEmpty({ agent: uuid });
     await Promise.all([deleteAgentCredentials(uuid), deleteAgentReports(uuid), deleteAgentFabric(row)]);
-    if (row.isSystem) await releaseSystemAgent(uuid);
+    if (row.isSystem) await Promise.all([releaseSystemAgent(uuid), releaseNatsHub(uuid)]);
     if (runsDefaultRouter) await deleteDefaultRouter();
     await enqueueFogReconciles([uuid]);
   }, agentContention(uuid));

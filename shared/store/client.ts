@@ -139,6 +139,7 @@ export const keys = {
   platformStatus: (agentUuid: string) => ({ PK: `PLATFORM#${agentUuid}`, SK: 'STATUS' }),
   systemMicroservice: (agentUuid: string, name: string) => ({ PK: `SYSMS#${agentUuid}`, SK: name }),
   driftCursor: () => ({ PK: 'SWEEP', SK: 'DRIFTCURSOR' }),
+  natsHub: () => ({ PK: 'NATSHUB', SK: 'HUB' }),
 };
 
 /** Index names and what they serve. */

@@ -90,11 +90,31 @@ async function driftWorld(api: ApiClient) {
   return { hub, agents };
 }
 
+/** Until every reconcile asked of these routers has run (their request counters, read in the table). */
+async function quiescent(runtime: TestRuntime, routerKeys: string[]): Promise<void> {
+  const table = tableOf(runtime);
+  await eventually(async () => {
+    for (const key of routerKeys) {
+      const { Item } = await table.send(
+        new GetCommand({
+          TableName: 'fogbridge',
+          Key: { PK: `ROUTERREQ#${key}`, SK: 'REQ' },
+          ConsistentRead: true,
+        }),
+      );
+      if (Number(Item?.requested ?? 0) > Number(Item?.completed ?? 0)) return undefined;
+    }
+    return true;
+  }, 'every queued router reconcile to have run');
+  table.destroy();
+}
+
 describe('the periodic sweep repairs a router config damaged in the store', () => {
   it('within ⌈agents / DRIFT_CHECK_ROUTERS⌉ sweeps: one router per sweep, three agents, three sweeps', async () => {
     // Prepare: the sweep timer is off; the test runs sweeps itself, one router per sweep
     t = await startTestRuntime({ sweepIntervalMs: 3_600_000, env: { DRIFT_CHECK_ROUTERS: '1' } });
-    const { agents } = await driftWorld(t.api);
+    const { hub, agents } = await driftWorld(t.api);
+    await quiescent(t, [hub, ...agents]);
     for (const uuid of agents) await damageRouterConfig(t, uuid, 'alpha');
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const damaged = await Promise.all(agents.map((uuid) => listenersOf(t!.api, uuid)));
@@ -141,7 +161,8 @@ describe('POST /api/v3/iofog/{uuid}/reconcile', () => {
   it("202, and the agent's damaged router is re-converged", async () => {
     // Prepare: no sweeps, so only the request can repair it
     t = await startTestRuntime({ sweepIntervalMs: 3_600_000 });
-    const { agents } = await driftWorld(t.api);
+    const { hub, agents } = await driftWorld(t.api);
+    await quiescent(t, [hub, ...agents]);
     await damageRouterConfig(t, agents[0]!, 'alpha');
 
     // Act

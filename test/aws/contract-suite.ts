@@ -1,4 +1,5 @@
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import {
   DeleteMessageCommand,
   GetQueueAttributesCommand,
@@ -13,6 +14,7 @@ import { ensureQueues, type QueueUrls } from '../../infra/local/queues.js';
 import type { RouterConfig } from '../../shared/domain/router-config.js';
 import { ConflictError } from '../../shared/errors.js';
 import type * as PublishersModule from '../../shared/queue/publishers.js';
+import type * as SecretsModule from '../../shared/secrets.js';
 import type * as AgentsModule from '../../shared/store/agents.js';
 import type { AgentRow } from '../../shared/store/agents.js';
 import type * as ApplicationsModule from '../../shared/store/applications.js';
@@ -32,11 +34,15 @@ import { createTableInput } from '../../shared/store/table.js';
 export interface ContractSuiteOptions {
   /** Define only the FIFO queue tests, for a backend whose SQS is the implementation under test. */
   queuesOnly?: boolean;
+  /** The backend serves KMS too (its `kmsEndpoint`): the secret-sealing part is defined for it. */
+  kms?: boolean;
 }
 
 export interface ContractBackend {
   dynamodbEndpoint: string;
   sqsEndpoint: string;
+  /** A KMS implementation, when the backend has one: the secret-sealing part runs against it. */
+  kmsEndpoint?: string;
   stop(): Promise<void>;
 }
 
@@ -142,6 +148,7 @@ export function defineContractSuite(
     let credentials: typeof CredentialsModule;
     let publishers: typeof PublishersModule;
     let applied: typeof AppliedModule;
+    let secrets: typeof SecretsModule;
 
     beforeAll(async () => {
       running = await backend();
@@ -174,6 +181,17 @@ export function defineContractSuite(
       });
       process.env.SERVICE_QUEUE_URL = queues.service;
       process.env.FOG_QUEUE_URL = queues.fog;
+      if (running.kmsEndpoint) {
+        const kms = new KMSClient({
+          region: REGION,
+          endpoint: running.kmsEndpoint,
+          credentials: CREDENTIALS,
+        });
+        const { KeyMetadata } = await kms.send(new CreateKeyCommand({ Description: 'fogbridge contract' }));
+        kms.destroy();
+        process.env.AWS_ENDPOINT_URL_KMS = running.kmsEndpoint;
+        process.env.SECRETS_KMS_KEY_ID = KeyMetadata!.Arn!;
+      }
 
       // Imported only now: the product reads the environment set above on its first call.
       [
@@ -189,6 +207,7 @@ export function defineContractSuite(
         credentials,
         publishers,
         applied,
+        secrets,
       ] = await Promise.all([
         import('../../shared/store/client.js'),
         import('../../shared/store/query.js'),
@@ -202,6 +221,7 @@ export function defineContractSuite(
         import('../../shared/store/credentials.js'),
         import('../../shared/queue/publishers.js'),
         import('../../shared/store/applied.js'),
+        import('../../shared/secrets.js'),
       ]);
     }, 600_000);
 
@@ -900,6 +920,26 @@ export function defineContractSuite(
         expect(Item).toBeUndefined();
       });
     });
+
+    // Only a backend with KMS (moto) runs the sealing part; the others do not define it.
+    if (options.kms)
+      describe('sealing private keys with KMS', () => {
+        it('opens what it sealed, binds the purpose, and never stores the plaintext', async () => {
+          // Prepare
+          const key = '-----BEGIN RSA PRIVATE KEY-----\nMIIE...\n-----END RSA PRIVATE KEY-----\n';
+
+          // Act
+          const sealed = await secrets.sealSecret(key, 'router-site-ca');
+          const opened = await secrets.openSecret(sealed, 'router-site-ca');
+          const elsewhere = secrets.openSecret(sealed, 'router-local-server-fog-a');
+
+          // Assess
+          expect(sealed.startsWith('kms:v1:')).toBe(true);
+          expect(sealed).not.toContain('PRIVATE KEY');
+          expect(opened).toBe(key);
+          await expect(elsewhere).rejects.toThrow();
+        });
+      });
 
     describe('FIFO queues', () => {
       type Received = Message & { body: Record<string, unknown> };

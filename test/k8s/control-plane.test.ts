@@ -1,3 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { armFault, disarmFaults } from '../../shared/faults.js';
 import { type Entry, operatorMerge, operatorTemplate } from '../fixtures/operator-skrouterd.js';
@@ -532,5 +537,167 @@ describe('validation on a Kubernetes control plane', () => {
         message: "Field 'isSystem' must not be true when the control plane is Kubernetes",
       },
     });
+  });
+});
+
+/**
+ * The fleet CAs on Kubernetes belong to the operator: it keeps them in Secrets of the controller
+ * namespace and imports each with POST /api/v3/certificates/ca (type k8s-secret). The test plays the
+ * operator, with CAs made by openssl (an implementation independent of the controller's own).
+ */
+describe('the fleet certificate authorities on Kubernetes', () => {
+  const SECRETS = `/api/v1/namespaces/${NAMESPACE}/secrets`;
+  const CA = '/api/v3/certificates/ca';
+  const dir = mkdtempSync(join(tmpdir(), 'fogbridge-operator-ca-'));
+  type Agent = { platformStatus: { phase: string; message: string | null } };
+
+  /** A CA as an operator makes one with openssl: RSA 2048, CA:TRUE, PKCS#8 key. */
+  function operatorCa(name: string): { cert: string; key: string } {
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '365',
+        '-subj',
+        `/CN=${name}`,
+        '-keyout',
+        join(dir, `${name}.key`),
+        '-out',
+        join(dir, `${name}.crt`),
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign',
+      ],
+      { stdio: 'ignore' },
+    );
+    return {
+      cert: readFileSync(join(dir, `${name}.crt`), 'utf8'),
+      key: readFileSync(join(dir, `${name}.key`), 'utf8'),
+    };
+  }
+
+  const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+  const secretNames = async () =>
+    (await k8s.get<{ items: { metadata: { name: string } }[] }>(SECRETS)).body.items
+      .map((s) => s.metadata.name)
+      .sort();
+
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('an agent waits with a message while no CA is imported; the controller makes none itself', async () => {
+    // Act
+    await expect
+      .poll(async () => (await api.get<Agent>('/api/v3/iofog/fog-a')).body.platformStatus, poll)
+      .toEqual({
+        phase: 'pending',
+        message:
+          'waiting for CA router-site-ca, default-router-local-ca: the operator imports it with POST /api/v3/certificates/ca (type k8s-secret)',
+      });
+    const cas = await api.get(CA);
+    const issued = await api.get('/api/v3/certificates');
+
+    // Assess
+    expect(cas.body).toEqual({ cas: [] });
+    expect(issued.body).toEqual({ certificates: [] });
+    expect(await secretNames()).toEqual([]);
+  });
+
+  it('refuses an import of a missing Secret (404) and of a Secret without tls.key (400), writing nothing', async () => {
+    // Prepare
+    const { cert } = operatorCa('half-ca');
+    expect(
+      (
+        await k8s.post(SECRETS, {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'half-ca' },
+          data: { 'tls.crt': b64(cert) },
+        })
+      ).status,
+    ).toBe(201);
+
+    // Act
+    const missing = await api.post(CA, {
+      name: 'router-site-ca',
+      type: 'k8s-secret',
+      secretName: 'router-site-ca',
+    });
+    const noKey = await api.post(CA, { name: 'half-ca', type: 'k8s-secret', secretName: 'half-ca' });
+
+    // Assess
+    expect({ status: missing.status, body: missing.body }).toEqual({
+      status: 404,
+      body: { name: 'NotFoundError', message: `Secret router-site-ca not found in namespace ${NAMESPACE}` },
+    });
+    expect({ status: noKey.status, body: noKey.body }).toEqual({
+      status: 400,
+      body: {
+        name: 'ValidationError',
+        message: 'Secret half-ca has no tls.key; a CA Secret needs tls.crt and tls.key',
+      },
+    });
+    expect((await api.get(CA)).body).toEqual({ cas: [] });
+  });
+
+  it("imports the operator's CA Secrets; the waiting agent then gets certificates signed by exactly those CAs", async () => {
+    // Prepare: the operator's Secrets, as the operator writes them (ca.crt = tls.crt for a CA)
+    const operator = {
+      'router-site-ca': operatorCa('router-site-ca'),
+      'default-router-local-ca': operatorCa('default-router-local-ca'),
+    };
+    for (const [name, ca] of Object.entries(operator)) {
+      const created = await k8s.post(SECRETS, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'kubernetes.io/tls',
+        metadata: { name },
+        data: { 'tls.crt': b64(ca.cert), 'tls.key': b64(ca.key), 'ca.crt': b64(ca.cert) },
+      });
+      expect(created.status).toBe(201);
+    }
+
+    // Act: the operator's import calls
+    const imports = [];
+    for (const name of Object.keys(operator))
+      imports.push(await api.post(CA, { name, type: 'k8s-secret', secretName: name }));
+
+    // Assess
+    expect(imports.map((response) => response.status)).toEqual([201, 201]);
+    await expect
+      .poll(async () => (await api.get<Agent>('/api/v3/iofog/fog-a')).body.platformStatus, poll)
+      .toEqual({ phase: 'ready', message: null });
+    const issued = (
+      await api.get<{ certificates: { name: string; signedBy: string; data: { certificate: string } }[] }>(
+        '/api/v3/certificates',
+      )
+    ).body.certificates;
+    expect(issued.map((c) => [c.name, c.signedBy]).sort()).toEqual([
+      ['router-local-server-fog-a', 'default-router-local-ca'],
+      ['router-site-server-fog-a', 'router-site-ca'],
+    ]);
+    for (const certificate of issued) {
+      const signer = new X509Certificate(operator[certificate.signedBy as keyof typeof operator].cert);
+      expect(new X509Certificate(certificate.data.certificate).verify(signer.publicKey)).toBe(true);
+    }
+    // Only the operator's Secrets exist, and only the imported CAs: nothing self-signed, no NATS CA.
+    expect(await secretNames()).toEqual(['default-router-local-ca', 'half-ca', 'router-site-ca']);
+    expect((await api.get<{ cas: { name: string }[] }>(CA)).body.cas.map((ca) => ca.name).sort()).toEqual([
+      'default-router-local-ca',
+      'router-site-ca',
+    ]);
+    const duplicate = await api.post(CA, {
+      name: 'router-site-ca',
+      type: 'k8s-secret',
+      secretName: 'router-site-ca',
+    });
+    expect(duplicate.status).toBe(409);
   });
 });
