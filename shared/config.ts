@@ -287,6 +287,20 @@ export const SETTINGS = {
     context: { key: 'routerRegistryId' },
     doc: 'registry the router image is pulled from (1: Docker Hub, public)',
   },
+  NATS_IMAGE: {
+    schema: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,511}$/, 'must be a container image reference'),
+    default: 'ghcr.io/datasance/nats:2.15.0',
+    scope: 'controller',
+    context: { key: 'natsImage' },
+    doc: "image of every agent's NATS microservice (a multi-architecture image)",
+  },
+  NATS_REGISTRY_ID: {
+    schema: int(1, 1_000_000),
+    default: '1',
+    scope: 'controller',
+    context: { key: 'natsRegistryId' },
+    doc: 'registry the NATS image is pulled from (1: Docker Hub, public)',
+  },
   HOST: { schema: text, default: '127.0.0.1', scope: 'local', doc: 'local runtime listen address' },
   PORT: { schema: int(0, 65535), default: '51121', scope: 'local', doc: 'its port (0 picks a free port)' },
   FOGBRIDGE_DATA_DIR: {
@@ -341,6 +355,7 @@ export type Config = {
   deniedResourceAddresses: AddressDenyList;
   /** The router system microservice every agent with a router runs. */
   router: { image: string; registryId: number };
+  nats: { image: string; registryId: number };
   meterUsage: boolean;
   kubernetes: {
     /** A kubeconfig file (local runs and tests); otherwise the EKS settings below. */
@@ -423,6 +438,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL!,
     deniedResourceAddresses: e.DENIED_RESOURCE_ADDRESSES!,
     router: { image: e.ROUTER_IMAGE!, registryId: e.ROUTER_REGISTRY_ID! },
+    nats: { image: e.NATS_IMAGE!, registryId: e.NATS_REGISTRY_ID! },
     meterUsage: e.FOGBRIDGE_METER_USAGE!,
     kubernetes: {
       kubeconfig: e.KUBECONFIG,

@@ -42,6 +42,11 @@ export class ReconcileError extends FogbridgeError {
   override name = 'ReconcileError';
 }
 
+/** A ConfigMap fogbridge writes back into does not exist (the operator creates them, fogbridge never does). */
+export class ConfigMapMissingError extends ReconcileError {
+  override name = 'ConfigMapMissingError';
+}
+
 /** No identity, or one that does not verify (missing, malformed, expired, wrong issuer or key). */
 export class AuthenticationError extends FogbridgeError {
   override name = 'AuthenticationError';

@@ -10,6 +10,7 @@ import { buildOpenApi } from '../../shared/http/openapi.js';
 import * as agentProtocol from './agent-protocol.js';
 import * as agents from './agents.js';
 import * as certificates from './certificates.js';
+import * as nats from './nats.js';
 import * as registries from './registries.js';
 import * as registry from './registry.js';
 import * as router from './router.js';
@@ -52,6 +53,7 @@ export function apiFunctions(): ApiFunction[] {
     ['registry', registry],
     ['registries', registries],
     ['certificates', certificates],
+    ['nats', nats],
     ['router', router],
     ['agent-protocol', agentProtocol],
   ];

@@ -58,6 +58,8 @@ const API_NEEDS: Record<ApiFunctionName, Needs> = {
   // Seals CA keys, reads the operator's CA Secrets on Kubernetes, re-drives every agent after an import.
   certificates: { table: true, sends: ['fog'], auth: true, secrets: true, kubernetes: true },
   router: { table: true, sends: ['service', 'fog'], auth: true },
+  // Opens and seals the NATS seeds (bootstrap), re-drives NATS agents when the hub moves.
+  nats: { table: true, sends: ['fog'], auth: true, secrets: true },
   // The Edgelet's routes read and acknowledge; provisioning writes a key; volume mounts open the agent's
   // own certificate keys. No queue.
   'agent-protocol': { table: true, sends: [], auth: true, secrets: true },

@@ -4,7 +4,7 @@ import type {
   AgentDocument,
   ControllerRegisterBody,
 } from '../domain/agent-protocol-schema.js';
-import { hubRouterKey, routerMicroserviceUuid } from '../domain/placement.js';
+import { hubRouterKey, natsMicroserviceUuid, routerMicroserviceUuid } from '../domain/placement.js';
 import { SSL_PROFILE_PATH } from '../domain/router-site.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { getAgentConfig, putAgentConfig, putAgentStatus } from '../store/agent-reports.js';
@@ -13,6 +13,8 @@ import { getMicroservice, listMicroservicesByAgent, type MicroserviceRow } from 
 import { acknowledgeChanges, type ChangeFlag, raiseChangeFlag, readChangeFlags } from '../store/changes.js';
 import { getProvisionedArchitecture } from '../store/credentials.js';
 import { type ImageRegistryRow, listImageRegistries } from '../store/image-registries.js';
+import { getMount, mountData } from '../store/mounts.js';
+import { getNatsInstance } from '../store/nats.js';
 import { getDefaultRouter, readRouterConfig } from '../store/routers.js';
 import {
   type ControllerMicroserviceRow,
@@ -100,17 +102,18 @@ export interface AgentMicroservice {
 export async function listAgentMicroservices(agentUuid: string): Promise<AgentMicroservice[]> {
   const agent = await getAgentRow(agentUuid);
   if (!agent) throw new NotFoundError(`Agent with uuid ${agentUuid} not found`);
-  const [architecture, registered, router, controller] = await Promise.all([
+  const [architecture, registered, router, nats, controller] = await Promise.all([
     agentArchitecture(agent),
     listMicroservicesByAgent(agentUuid),
     routerMicroservice(agent),
+    natsMicroservice(agent),
     agent.isSystem ? getControllerMicroservice(agentUuid) : undefined,
   ]);
   const runnable = registered.flatMap((row) => {
     const image = (row.images ?? []).find((candidate) => candidate.fogTypeId === architecture);
     return image ? [registeredMicroservice(row, image.containerImage)] : [];
   });
-  const system = [router, controller && controllerMicroservice(agent, controller, architecture)];
+  const system = [router, nats, controller && controllerMicroservice(agent, controller, architecture)];
   return [...system.filter((item): item is AgentMicroservice => item !== undefined), ...runnable];
 }
 
@@ -185,6 +188,37 @@ async function routerMicroservice(agent: AgentRow): Promise<AgentMicroservice | 
     capAdd: ['NET_RAW'],
     isRouter: true,
     isNats: false,
+  };
+}
+
+/**
+ * The NATS system microservice as the agent's last fog reconcile made it (CONTROL-PLANE.md §11.8), with
+ * its JetStream key from the sealed mount. Not on the host network (seed 001); `rebuild` holds from the
+ * reconcile that changed its files until the agent acknowledges that change.
+ */
+async function natsMicroservice(agent: AgentRow): Promise<AgentMicroservice | undefined> {
+  if (agent.natsMode === 'none') return undefined;
+  const [instance, changes] = await Promise.all([getNatsInstance(agent.uuid), readChangeFlags(agent.uuid)]);
+  if (!instance) return undefined;
+  const keyMount = await getMount(instance.microservice.jetstreamKeyMount);
+  const jetstreamKey = keyMount ? (await mountData(keyMount)).jsk : undefined;
+  const spec = instance.microservice;
+  return {
+    uuid: natsMicroserviceUuid(agent.uuid),
+    name: 'nats',
+    application: spec.application,
+    imageId: spec.imageId,
+    registryId: spec.registryId,
+    config: '{}',
+    rebuild: instance.rebuildSeq > changes.acknowledged,
+    hostNetworkMode: false,
+    isPrivileged: false,
+    portMappings: spec.ports.map((port) => ({ internal: port, external: port, protocol: 'tcp' })),
+    volumeMappings: spec.volumeMappings,
+    env: [...(jetstreamKey ? [{ key: 'JETSTREAM_KEY', value: jetstreamKey }] : []), ...spec.env],
+    capAdd: ['NET_RAW'],
+    isRouter: false,
+    isNats: true,
   };
 }
 

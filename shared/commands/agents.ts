@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../context.js';
-import { type CreateAgentBody, DEFAULT_ROUTER_PORTS, type PatchAgentBody } from '../domain/agent-schema.js';
+import {
+  type CreateAgentBody,
+  DEFAULT_ROUTER_PORTS,
+  type NatsMode,
+  type PatchAgentBody,
+} from '../domain/agent-schema.js';
 import { nearMissDistributionTags } from '../domain/distribution.js';
+import { DEFAULT_NATS_HUB, DEFAULT_NATS_PORTS, normalizeStoreSize } from '../domain/nats-conf.js';
 import { DEFAULT_ROUTER, routerMicroserviceUuid } from '../domain/placement.js';
 import type { RouterMode } from '../domain/router-objects.js';
 import { routerCertificateSpecs } from '../domain/router-site.js';
@@ -28,7 +34,7 @@ import { deleteMicroservice, listMicroservicesByAgent } from '../store/applicati
 import { forgetApplied, getApplied, removeAppliedIfEmpty } from '../store/applied.js';
 import { deleteCertificate, getCertificate, listAgentCertificates } from '../store/certificates.js';
 import { deleteAgentCredentials, getProvisionedArchitecture } from '../store/credentials.js';
-import { NATS_HUB_PORTS, putNatsHubIfAbsent, releaseNatsHub } from '../store/nats.js';
+import { putNatsHubIfAbsent, releaseNatsHub } from '../store/nats.js';
 import {
   deletePlatformStatus,
   getPlatformStatus,
@@ -52,7 +58,15 @@ export interface AgentView extends AgentHealth {
   edgeRouterPort: number | null;
   upstreamRouters: string[];
   isSystem: boolean;
-  natsMode: string;
+  natsMode: NatsMode;
+  natsServerPort: number;
+  natsClusterPort: number;
+  natsLeafPort: number;
+  natsMqttPort: number;
+  natsHttpPort: number;
+  jsStorageSize: string;
+  jsMemoryStoreSize: string;
+  upstreamNatsServers: string[];
   /** The architecture: reported at provisioning, else declared (0 unknown, 1 amd64, 2 arm64, 3 riscv64, 4 arm). */
   fogTypeId: number;
   /** How far its router fabric (CAs, certificates, site config) is provisioned, and what it waits for. */
@@ -142,6 +156,7 @@ export function toAgentView(
     upstreamRouters: row.upstreamRouters,
     isSystem: row.isSystem,
     natsMode: row.natsMode,
+    ...natsView(row),
     fogTypeId: architecture ?? row.fogTypeId ?? 0,
     // Until the first fog reconcile has run, the fabric is on its way.
     platformStatus: { phase: platform?.phase ?? 'pending', message: platform?.message ?? null },
@@ -150,6 +165,20 @@ export function toAgentView(
   const warnings = tagWarnings(row.tags);
   if (warnings.length > 0) view.warnings = warnings;
   return view;
+}
+
+function natsView(row: AgentRow) {
+  const ports = row.natsPorts ?? DEFAULT_NATS_PORTS;
+  return {
+    natsServerPort: ports.serverPort,
+    natsClusterPort: ports.clusterPort,
+    natsLeafPort: ports.leafPort,
+    natsMqttPort: ports.mqttPort,
+    natsHttpPort: ports.httpPort,
+    jsStorageSize: row.jsStorageSize ?? '10g',
+    jsMemoryStoreSize: row.jsMemoryStoreSize ?? '1g',
+    upstreamNatsServers: row.upstreamNatsServers ?? [],
+  };
 }
 
 function tagWarnings(tags: string[]): string[] {
@@ -211,7 +240,7 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
     ...routerPorts(routerMode, body),
     upstreamRouters: promote ? [] : await resolveUpstreams(body.upstreamRouters, routerMode, uuid),
     isSystem: promote,
-    natsMode: promote ? 'server' : 'leaf',
+    ...(await natsFields(body, promote ? 'server' : (body.natsMode ?? 'leaf'), uuid)),
     fogTypeId: body.fogType ?? 0,
     generation: 1,
     observedGeneration: 0,
@@ -219,6 +248,7 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
     updatedAt: now,
   };
   requireRouterHost(row);
+  requireNatsHost(row);
   try {
     await putNewAgentRow(row);
   } catch (error) {
@@ -227,7 +257,12 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
   }
   if (promote) {
     // Its NATS server is the hub leaves dial (seed 001); the NATS fabric itself builds on this record.
-    await putNatsHubIfAbsent({ host: row.host ?? '', ...NATS_HUB_PORTS, agentUuid: uuid, updatedAt: now });
+    await putNatsHubIfAbsent({
+      host: row.host ?? '',
+      ...(row.natsPorts ?? DEFAULT_NATS_PORTS),
+      agentUuid: uuid,
+      updatedAt: now,
+    });
     await putDefaultRouterIfAbsent({
       host: row.host ?? '',
       messagingPort: row.messagingPort ?? DEFAULT_ROUTER_PORTS.messagingPort,
@@ -256,6 +291,62 @@ function routerPorts(
     edgeRouterPort:
       routerMode === 'interior' ? (body.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort) : null,
   };
+}
+
+/**
+ * An agent's NATS settings: its mode, ports (defaults 4222/6222/7422/8883/8222), JetStream sizes, and for a
+ * leaf the servers it links to (omitted: the NATS hub, `default-nats-hub`); each must be a NATS server.
+ */
+async function natsFields(
+  body: Pick<
+    CreateAgentBody,
+    | 'natsServerPort'
+    | 'natsClusterPort'
+    | 'natsLeafPort'
+    | 'natsMqttPort'
+    | 'natsHttpPort'
+    | 'jsStorageSize'
+    | 'jsMemoryStoreSize'
+    | 'upstreamNatsServers'
+  >,
+  natsMode: NatsMode,
+  self: string,
+): Promise<
+  Pick<AgentRow, 'natsMode' | 'natsPorts' | 'jsStorageSize' | 'jsMemoryStoreSize' | 'upstreamNatsServers'>
+> {
+  const upstreams: string[] = [];
+  for (const reference of natsMode === 'leaf' ? (body.upstreamNatsServers ?? [DEFAULT_NATS_HUB]) : []) {
+    if (reference === DEFAULT_NATS_HUB) {
+      upstreams.push(DEFAULT_NATS_HUB);
+      continue;
+    }
+    const upstream = await findAgent(reference);
+    if (!upstream || upstream.uuid === self || upstream.natsMode !== 'server') {
+      throw new ValidationError(
+        `Field 'upstreamNatsServers': ${JSON.stringify(reference)} is not a NATS server (an agent with natsMode server, or ${DEFAULT_NATS_HUB})`,
+      );
+    }
+    upstreams.push(upstream.uuid);
+  }
+  return {
+    natsMode,
+    natsPorts: {
+      serverPort: body.natsServerPort ?? DEFAULT_NATS_PORTS.serverPort,
+      clusterPort: body.natsClusterPort ?? DEFAULT_NATS_PORTS.clusterPort,
+      leafPort: body.natsLeafPort ?? DEFAULT_NATS_PORTS.leafPort,
+      mqttPort: body.natsMqttPort ?? DEFAULT_NATS_PORTS.mqttPort,
+      httpPort: body.natsHttpPort ?? DEFAULT_NATS_PORTS.httpPort,
+    },
+    jsStorageSize: normalizeStoreSize(body.jsStorageSize ?? '10g'),
+    jsMemoryStoreSize: normalizeStoreSize(body.jsMemoryStoreSize ?? '1g'),
+    upstreamNatsServers: [...new Set(upstreams)],
+  };
+}
+
+function requireNatsHost(row: AgentRow) {
+  if (row.natsMode === 'server' && !row.host) {
+    throw new ValidationError("Required field 'host' is missing (natsMode server needs the agent's host)");
+  }
 }
 
 function requireRouterHost(row: AgentRow) {
@@ -312,6 +403,13 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
       );
     }
     if (routerMode !== row.routerMode) await checkRouterModeChange(row, routerMode);
+    const natsMode = patch.natsMode ?? row.natsMode;
+    if (row.isSystem && natsMode !== 'server') {
+      throw new ValidationError(
+        `Field 'natsMode': the system agent must stay server, got ${JSON.stringify(natsMode)}`,
+      );
+    }
+    await checkNatsModeChange(row, natsMode);
     if (patch.isSystem !== undefined && patch.isSystem !== row.isSystem) {
       throw new ValidationError("Field 'isSystem' cannot be changed");
     }
@@ -336,11 +434,27 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
       routerMode,
       ...ports,
       upstreamRouters,
+      ...(await natsFields(
+        {
+          ...patch,
+          natsServerPort: patch.natsServerPort ?? row.natsPorts?.serverPort,
+          natsClusterPort: patch.natsClusterPort ?? row.natsPorts?.clusterPort,
+          natsLeafPort: patch.natsLeafPort ?? row.natsPorts?.leafPort,
+          natsMqttPort: patch.natsMqttPort ?? row.natsPorts?.mqttPort,
+          natsHttpPort: patch.natsHttpPort ?? row.natsPorts?.httpPort,
+          jsStorageSize: patch.jsStorageSize ?? row.jsStorageSize,
+          jsMemoryStoreSize: patch.jsMemoryStoreSize ?? row.jsMemoryStoreSize,
+          upstreamNatsServers: patch.upstreamNatsServers ?? row.upstreamNatsServers,
+        },
+        natsMode,
+        uuid,
+      )),
       fogTypeId: patch.fogType ?? row.fogTypeId,
       generation: row.generation + 1,
       updatedAt: new Date().toISOString(),
     };
     requireRouterHost(next);
+    requireNatsHost(next);
     if (!(await replaceAgentRow(next, row))) return CONFLICT;
     await enqueueFogReconciles([uuid, ...(await routersDialing(row, next))]);
   }, agentContention(uuid));
@@ -376,6 +490,17 @@ const agentContention = (uuid: string) => ({
   times: 5,
   exhausted: () => new ContentionError(`Agent ${uuid} is being changed concurrently; retry the request`),
 });
+
+/** A NATS server that leaves link to stays a server (they would lose their upstream). */
+async function checkNatsModeChange(row: AgentRow, natsMode: NatsMode) {
+  if (row.natsMode !== 'server' || natsMode === 'server') return;
+  const leaves = (await listAgentRows()).filter((agent) => agent.upstreamNatsServers?.includes(row.uuid));
+  if (leaves.length > 0) {
+    throw new ValidationError(
+      `Field 'natsMode': agent ${row.name} is the upstream NATS server of ${leaves.map((a) => a.name).join(', ')}; it must stay server`,
+    );
+  }
+}
 
 async function checkRouterModeChange(row: AgentRow, routerMode: RouterMode) {
   if (routerMode === 'none') {
@@ -470,6 +595,12 @@ async function checkAgentDeletable(row: AgentRow): Promise<boolean> {
   if (downstream.length > 0) {
     throw new ConflictError(
       `Agent ${row.name} is the upstream router of ${downstream.map((a) => a.name).join(', ')}`,
+    );
+  }
+  const leaves = agents.filter((agent) => agent.upstreamNatsServers?.includes(row.uuid));
+  if (leaves.length > 0) {
+    throw new ConflictError(
+      `Agent ${row.name} is the upstream NATS server of ${leaves.map((a) => a.name).join(', ')}`,
     );
   }
   if (runsDefaultRouter && agents.length > 1) {

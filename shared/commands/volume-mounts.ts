@@ -4,6 +4,8 @@ import { NotFoundError } from '../errors.js';
 import { openSecret } from '../secrets.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { type CertificateRow, getCertificate } from '../store/certificates.js';
+import { getMounts, mountData } from '../store/mounts.js';
+import { getNatsInstance } from '../store/nats.js';
 
 /**
  * The volume mounts an agent receives (GET /api/v3/agent/volumeMounts, the reference's shape): one per
@@ -15,7 +17,7 @@ export interface VolumeMount {
   uuid: string;
   name: string;
   version: number;
-  type: 'secret';
+  type: 'secret' | 'configMap';
   data: Record<string, string>;
 }
 
@@ -27,16 +29,39 @@ function mountUuid(name: string): string {
 
 /** The agent's certificates that exist, in the order its router config names them. */
 export async function heldCertificates(agent: AgentRow): Promise<CertificateRow[]> {
-  const rows = await Promise.all(routerCertificateSpecs(agent).map((spec) => getCertificate(spec.name)));
+  return ownCertificates(
+    agent,
+    routerCertificateSpecs(agent).map((spec) => spec.name),
+  );
+}
+
+async function ownCertificates(agent: AgentRow, names: readonly string[]): Promise<CertificateRow[]> {
+  const rows = await Promise.all(names.map((name) => getCertificate(name)));
   return rows.filter((row): row is CertificateRow => row?.agentUuid === agent.uuid);
 }
 
+const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+
+/**
+ * Its router's certificates, then what its NATS microservice mounts: the NATS certificates, the
+ * rendered config (a secret: it holds the JetStream key), the JWT directory and the creds file.
+ */
 export async function listAgentVolumeMounts(agentUuid: string): Promise<VolumeMount[]> {
   const agent = await getAgentRow(agentUuid);
   if (!agent) throw new NotFoundError(`Agent with uuid ${agentUuid} not found`);
-  const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-  return Promise.all(
-    (await heldCertificates(agent)).map(async (row) => ({
+  const instance = agent.natsMode === 'none' ? undefined : await getNatsInstance(agentUuid);
+  const natsMounted = new Set(
+    (instance?.microservice.volumeMappings ?? [])
+      .filter((mapping) => mapping.type === 'volumeMount')
+      .map((mapping) => mapping.hostDestination),
+  );
+  const [routerCertificates, natsCertificates, natsMounts] = await Promise.all([
+    heldCertificates(agent),
+    ownCertificates(agent, instance?.certificates ?? []),
+    getMounts([...natsMounted].filter((name) => !instance?.certificates.includes(name))),
+  ]);
+  const certificateMounts = await Promise.all(
+    [...routerCertificates, ...natsCertificates].map(async (row) => ({
       uuid: mountUuid(row.name),
       name: row.name,
       version: row.version,
@@ -48,6 +73,20 @@ export async function listAgentVolumeMounts(agentUuid: string): Promise<VolumeMo
       },
     })),
   );
+  const otherMounts = await Promise.all(
+    natsMounts
+      .filter((row) => row.agentUuid === agent.uuid)
+      .map(async (row) => ({
+        uuid: mountUuid(row.name),
+        name: row.name,
+        version: row.version,
+        type: row.type,
+        data: Object.fromEntries(
+          Object.entries(await mountData(row)).map(([key, value]) => [key, base64(value)]),
+        ),
+      })),
+  );
+  return [...certificateMounts, ...otherMounts];
 }
 
 /** How the router container sees a mount: read-only, in the folder its sslProfile names. */

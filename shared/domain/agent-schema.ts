@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { isHost } from './hosts.js';
 import { lookalikeProblem } from './lookalikes.js';
+import { storeSize } from './nats-schema.js';
 import { reservedAgentUuid } from './placement.js';
 import { tcpPort } from './service-schema.js';
 import { parseBody, refuseReserved } from './validation.js';
@@ -44,6 +45,9 @@ const agentName = label(64).superRefine((value, context) => {
   if (problem) context.addIssue({ code: 'custom', message: problem });
 });
 
+export const NATS_MODES = ['none', 'leaf', 'server'] as const;
+export type NatsMode = (typeof NATS_MODES)[number];
+
 const agentFields = {
   name: agentName,
   host: host.optional(),
@@ -56,6 +60,17 @@ const agentFields = {
   isSystem: z.boolean().optional(),
   /** potctl's name for the architecture (0 = auto: the agent reports it when it provisions). */
   fogType: architectureType.optional(),
+  /** The agent's NATS process: a cluster server, a leaf of its upstream servers, or none. */
+  natsMode: z.enum(NATS_MODES).optional(),
+  natsServerPort: tcpPort.optional(),
+  natsLeafPort: tcpPort.optional(),
+  natsClusterPort: tcpPort.optional(),
+  natsMqttPort: tcpPort.optional(),
+  natsHttpPort: tcpPort.optional(),
+  jsStorageSize: storeSize.optional(),
+  jsMemoryStoreSize: storeSize.optional(),
+  /** NATS servers (agent names or uuids, or `default-nats-hub`) a leaf links to. */
+  upstreamNatsServers: z.array(label(64)).max(16, 'must hold at most 16 servers').optional(),
 };
 
 /** What an agent uuid looks like: generated (32 hex digits) or imported by a tool. */

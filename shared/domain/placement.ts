@@ -25,6 +25,7 @@ export const DEFAULT_ROUTER = 'default-router';
 /** The uuid under which an agent's router runs as one of its microservices (what Edgelet is sent). */
 export const routerMicroserviceUuid = (agentUuid: string) => `${agentUuid}${ROUTER_MICROSERVICE_SUFFIX}`;
 const ROUTER_MICROSERVICE_SUFFIX = '-router';
+export const natsMicroserviceUuid = (agentUuid: string) => `${agentUuid}-nats`;
 
 /**
  * Identifiers fogbridge gives a meaning of its own, so a client may not name its objects with them: an

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** 0 means "use the default" as well as a missing port (seed 001: ingress paths may send 0). */
-const routerPort = z.preprocess(
+export const routerPort = z.preprocess(
   (value) =>
     value === 0 || value === '0' || value === null
       ? undefined
@@ -17,10 +17,12 @@ const routerPort = z.preprocess(
 );
 
 /** PUT /api/v3/router: the default router's address; missing ports take the defaults. */
+export const routerHost = z.string().refine((value) => /^[A-Za-z0-9.:\-[\]]{1,253}$/.test(value), {
+  message: 'must be a DNS name or an IP address',
+});
+
 export const putRouterBody = z.strictObject({
-  host: z.string().refine((value) => /^[A-Za-z0-9.:\-[\]]{1,253}$/.test(value), {
-    message: 'must be a DNS name or an IP address',
-  }),
+  host: routerHost,
   messagingPort: routerPort,
   interRouterPort: routerPort,
   edgeRouterPort: routerPort,

@@ -199,6 +199,47 @@ export interface CertificateSpec {
   ca: string;
   commonName: string;
   hosts: string[];
+  /** Days it is valid (the router's five years when absent). */
+  validityDays?: number;
+}
+
+/**
+ * An agent's NATS certificates (CONTROL-PLANE.md §8.1): the server certificate for routes and leaf
+ * links (signed by `nats-site-ca`, SAN the host) and the MQTT certificate for local clients (signed by
+ * `default-nats-local-ca`), 60 months each; none without a NATS process.
+ */
+export function natsCertificateSpecs(agent: {
+  name: string;
+  host: string | null;
+  natsMode: string;
+}): CertificateSpec[] {
+  if (agent.natsMode === 'none') return [];
+  const token = agentCertificateToken(agent.name);
+  const host = agent.host ?? 'localhost';
+  const validityDays = 60 * 30.44;
+  return [
+    {
+      name: `nats-server-${token}`,
+      ca: NATS_SITE_CA,
+      commonName: `nats-server-${token}`,
+      hosts: [host],
+      validityDays,
+    },
+    {
+      name: `nats-mqtt-server-${token}`,
+      ca: NATS_LOCAL_CA,
+      commonName: `nats-mqtt-server-${token}`,
+      hosts: [
+        ...new Set([
+          'localhost',
+          '127.0.0.1',
+          'nats.default.svc.bridge.local',
+          ...(agent.host ? [agent.host] : []),
+        ]),
+      ],
+      validityDays,
+    },
+  ];
 }
 
 /**

@@ -38,7 +38,15 @@ export const agentView = z
     edgeRouterPort: z.number().int().nullable(),
     upstreamRouters: z.array(z.string()),
     isSystem: z.boolean(),
-    natsMode: z.string(),
+    natsMode: z.enum(['none', 'leaf', 'server']),
+    natsServerPort: z.number().int(),
+    natsClusterPort: z.number().int(),
+    natsLeafPort: z.number().int(),
+    natsMqttPort: z.number().int(),
+    natsHttpPort: z.number().int(),
+    jsStorageSize: z.string(),
+    jsMemoryStoreSize: z.string(),
+    upstreamNatsServers: z.array(z.string()),
     fogTypeId: z.number().int(),
     platformStatus: z
       .object({ phase: z.enum(['pending', 'ready']), message: z.string().nullable() })
@@ -91,6 +99,26 @@ export const defaultRouterView = z
     edgeRouterPort: z.number().int(),
   })
   .strict();
+export const natsHubView = z
+  .object({
+    host: z.string(),
+    serverPort: z.number().int(),
+    clusterPort: z.number().int(),
+    leafPort: z.number().int(),
+    mqttPort: z.number().int(),
+    httpPort: z.number().int(),
+  })
+  .strict();
+export const natsBootstrapView = z
+  .object({
+    operatorJwt: z.string(),
+    operatorPublicKey: z.string(),
+    operatorSeed: z.string(),
+    systemAccountJwt: z.string(),
+    systemAccountPublicKey: z.string(),
+    sysUserCredsBase64: z.string(),
+  })
+  .strict();
 export const routerConfigView = z
   .object({
     bridges: z
@@ -123,7 +151,7 @@ export const volumeMountView = z
     uuid: z.string(),
     name: z.string(),
     version: z.number(),
-    type: z.literal('secret'),
+    type: z.enum(['secret', 'configMap']),
     data: z.record(z.string(), z.string()),
   })
   .strict();

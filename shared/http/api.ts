@@ -32,6 +32,7 @@ export type ApiFunctionName =
   | 'registry'
   | 'registries'
   | 'certificates'
+  | 'nats'
   | 'router'
   | 'status'
   | 'openapi'

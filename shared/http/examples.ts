@@ -86,6 +86,15 @@ spec:
     interRouterPort: 55671,
     edgeRouterPort: 45671,
   },
+  /** What the operator sends once the `nats` Service has an address (zeros already replaced). */
+  natsHub: {
+    host: 'nats.example.com',
+    serverPort: 4222,
+    clusterPort: 6222,
+    leafPort: 7422,
+    mqttPort: 8883,
+    httpPort: 8222,
+  },
   /** Edgelet also sends `engine` (and some builds `flavor`): ignored, with a Warning header. */
   provision: { key: 'Y2hhbmdlLW1lLXRvLWEta2V5', type: 1 },
   /** Edgelet sends back the `lastUpdated` string it was shown. */

@@ -1,5 +1,5 @@
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { config, perContext } from '../context.js';
 import { cachedEksTokenProvider, mintEksToken } from './eks-token.js';
 
@@ -7,7 +7,7 @@ import { cachedEksTokenProvider, mintEksToken } from './eks-token.js';
 const fromKubeconfig = perContext((settings) => {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(settings.kubernetes.kubeconfig!);
-  return kubeConfig.makeApiClient(CoreV1Api);
+  return { core: kubeConfig.makeApiClient(CoreV1Api), apps: kubeConfig.makeApiClient(AppsV1Api) };
 });
 
 /** The EKS token of this context's IAM identity, reused below its lifetime. */
@@ -18,13 +18,29 @@ const eksToken = perContext((settings) => {
   );
 });
 
-const eksClient = perContext(() => ({ current: undefined as { token: string; api: CoreV1Api } | undefined }));
+interface Clients {
+  core: CoreV1Api;
+  apps: AppsV1Api;
+}
+
+const eksClient = perContext(() => ({
+  current: undefined as { token: string; clients: Clients } | undefined,
+}));
 
 /**
  * The Kubernetes core API. With KUBECONFIG (local runs, tests) the file decides everything; in AWS the
  * worker authenticates to EKS with a token minted from its own IAM role, refreshed below its lifetime.
  */
 export async function coreApi(): Promise<CoreV1Api> {
+  return (await clients()).core;
+}
+
+/** The Kubernetes apps API (the operator's `nats` StatefulSet), authenticated as coreApi is. */
+export async function appsApi(): Promise<AppsV1Api> {
+  return (await clients()).apps;
+}
+
+async function clients(): Promise<Clients> {
   const settings = config();
   if (settings.kubernetes.kubeconfig) return fromKubeconfig();
   const { eksClusterName, eksEndpoint, eksCertificateAuthority } = settings.kubernetes;
@@ -47,9 +63,12 @@ export async function coreApi(): Promise<CoreV1Api> {
       ],
       currentContext: 'eks',
     });
-    cached.current = { token, api: kubeConfig.makeApiClient(CoreV1Api) };
+    cached.current = {
+      token,
+      clients: { core: kubeConfig.makeApiClient(CoreV1Api), apps: kubeConfig.makeApiClient(AppsV1Api) },
+    };
   }
-  return cached.current.api;
+  return cached.current.clients;
 }
 
 /** The HTTP status of a client-node error, if it has one. */

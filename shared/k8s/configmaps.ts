@@ -1,6 +1,6 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { config } from '../context.js';
-import { ContentionError, ReconcileError } from '../errors.js';
+import { ConfigMapMissingError, ContentionError } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
 import { coreApi, statusOf } from './client.js';
@@ -22,6 +22,8 @@ export interface ConfigMapEdit<T> {
 export async function editConfigMap<T>(
   name: string,
   edit: (configMap: V1ConfigMap) => ConfigMapEdit<T>,
+  /** Runs before each write is attempted (what must be recorded before the change is visible). */
+  beforeWrite?: (value: T) => Promise<void>,
 ): Promise<{ written: boolean; value: T }> {
   const api = await coreApi();
   const namespace = config().controllerNamespace;
@@ -33,7 +35,7 @@ export async function editConfigMap<T>(
         configMap = await api.readNamespacedConfigMap({ name, namespace });
       } catch (error) {
         if (statusOf(error) === 404) {
-          throw new ReconcileError(
+          throw new ConfigMapMissingError(
             `ConfigMap ${name} not found in namespace ${namespace}: the operator creates it; install or repair the control plane`,
           );
         }
@@ -41,6 +43,7 @@ export async function editConfigMap<T>(
       }
       const { data, value } = edit(configMap);
       if (!data) return { written: false, value };
+      await beforeWrite?.(value);
       try {
         faultPoint('k8s:replace-configmap');
         await api.replaceNamespacedConfigMap({

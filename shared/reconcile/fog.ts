@@ -19,7 +19,9 @@ import {
 } from '../store/routers.js';
 import { getServiceRow } from '../store/services.js';
 import { syncTokenIndex } from '../store/token-index.js';
-import { reconcilePlatform } from './platform.js';
+import { NATS_HUB_KEY, reconcileNats } from './nats.js';
+import { reconcileNatsHub } from './nats-hub.js';
+import { reconcilePlatform, recordPlatformStatus } from './platform.js';
 import { reconcileRouter, routerView } from './router.js';
 
 /**
@@ -37,12 +39,18 @@ export async function reconcileFog(message: FogReconcileMessage): Promise<void> 
   const coveredUpTo = Math.max(requests.requested ?? 0, message.seq);
   usage.routerReconciles += 1;
 
+  if (routerKey === NATS_HUB_KEY) {
+    await timeStep('fog: nats hub', () => reconcileNatsHub());
+    await markRouterRequestsCompleted(routerKey, coveredUpTo);
+    return;
+  }
   const agent = routerKey === DEFAULT_ROUTER ? undefined : await getAgentRow(routerKey);
   const defaultRouter = await getDefaultRouter();
+  let routerWaits: string | null = null;
   if (agent) {
     await syncAgentTokenIndex(agent);
     // Certificates before the router config: the config names only the ones that exist.
-    await timeStep('fog: platform', () => reconcilePlatform(agent, defaultRouter));
+    routerWaits = await timeStep('fog: platform', () => reconcilePlatform(agent, defaultRouter));
   }
   if (!agent && routerKey !== DEFAULT_ROUTER) await deleteRouterConfig(routerKey);
 
@@ -50,11 +58,34 @@ export async function reconcileFog(message: FogReconcileMessage): Promise<void> 
   if (result.managed && message.service) {
     await verifyServiceEntries(routerKey, result.config, message.service, agent, defaultRouter);
   }
+  if (routerKey !== DEFAULT_ROUTER) await reconcileAgentNats(routerKey, agent, routerWaits);
   await markRouterRequestsCompleted(routerKey, coveredUpTo);
   if (agent && agent.observedGeneration < agent.generation) {
     await replaceAgentRow({ ...agent, observedGeneration: agent.generation }, agent);
   }
 }
+
+/**
+ * The NATS step runs after the router is written, so a NATS problem never holds the router back; a
+ * failure is recorded in the agent's status and then fails the message, which is retried.
+ */
+async function reconcileAgentNats(
+  agentUuid: string,
+  agent: AgentRow | undefined,
+  routerWaits: string | null,
+): Promise<void> {
+  let natsWaits: string | null;
+  try {
+    natsWaits = await timeStep('fog: nats', () => reconcileNats(agentUuid, agent));
+  } catch (error) {
+    if (agent)
+      await recordPlatformStatus(agent.uuid, joinWaits(routerWaits, `NATS: ${(error as Error).message}`));
+    throw error;
+  }
+  if (agent) await recordPlatformStatus(agent.uuid, joinWaits(routerWaits, natsWaits));
+}
+
+const joinWaits = (...waits: (string | null)[]) => waits.filter(Boolean).join('; ') || null;
 
 /** The agent's entries in the token index, so service fan-outs find it by what its tags select. */
 async function syncAgentTokenIndex(agent: AgentRow): Promise<void> {

@@ -27,7 +27,7 @@ import type { DefaultRouterRow } from '../store/routers.js';
 export async function reconcilePlatform(
   agent: AgentRow,
   defaultRouter: DefaultRouterRow | undefined,
-): Promise<void> {
+): Promise<string | null> {
   // The default router's agent is dialled by the host PUT /api/v3/router registered, too.
   const specs = routerCertificateSpecs(
     agent,
@@ -51,16 +51,13 @@ export async function reconcilePlatform(
     await raiseChangeFlag(agent.uuid, 'volumeMounts');
     await raiseChangeFlag(agent.uuid, 'microserviceList');
   }
-  await recordPlatformStatus(
-    agent.uuid,
-    waitingFor.length === 0
-      ? null
-      : `waiting for CA ${waitingFor.join(', ')}: the operator imports it with POST /api/v3/certificates/ca (type k8s-secret)`,
-  );
+  return waitingFor.length === 0
+    ? null
+    : `waiting for CA ${waitingFor.join(', ')}: the operator imports it with POST /api/v3/certificates/ca (type k8s-secret)`;
 }
 
 /** A fleet CA: as stored, or (remote only) created self-signed; undefined while Kubernetes waits for it. */
-async function fleetCertificateAuthority(name: string): Promise<CertificateRow | undefined> {
+export async function fleetCertificateAuthority(name: string): Promise<CertificateRow | undefined> {
   const existing = await getCertificate(name);
   if (existing || config().controlPlane === 'kubernetes') return existing;
   const row = await selfSignedCertificateAuthorityRow(name, name, FLEET_CA_VALIDITY_DAYS);
@@ -73,7 +70,7 @@ const sameHosts = (a: readonly string[], b: readonly string[]) =>
   [...new Set(a)].sort().join('\n') === [...new Set(b)].sort().join('\n');
 
 /** Issues `spec` unless the stored certificate already matches it; true when it wrote one. */
-async function ensureCertificate(
+export async function ensureCertificate(
   spec: CertificateSpec,
   ca: CertificateRow,
   agentUuid: string,
@@ -90,7 +87,11 @@ async function ensureCertificate(
   }
   const issued = issueCertificate(
     { certPem: ca.certPem, keyPem: await openSecret(ca.keySealed, ca.name) },
-    { commonName: spec.commonName, hosts: spec.hosts },
+    {
+      commonName: spec.commonName,
+      hosts: spec.hosts,
+      ...(spec.validityDays ? { validityDays: spec.validityDays } : {}),
+    },
   );
   const facts = certificateFacts(issued.certPem);
   const now = new Date().toISOString();
@@ -133,7 +134,8 @@ async function removeStaleRouterCertificates(agent: AgentRow, specs: Certificate
   return removed;
 }
 
-async function recordPlatformStatus(agentUuid: string, waitingFor: string | null): Promise<void> {
+/** The agent's platform status: ready, or pending with everything it waits for. */
+export async function recordPlatformStatus(agentUuid: string, waitingFor: string | null): Promise<void> {
   const phase = waitingFor ? 'pending' : 'ready';
   const current = await getPlatformStatus(agentUuid);
   if (current?.phase === phase && current.message === waitingFor) return;

@@ -13,6 +13,7 @@ import {
   putDriftCursor,
 } from '../store/routers.js';
 import { getServiceRow, listPendingServiceNames } from '../store/services.js';
+import { NATS_HUB_KEY } from './nats.js';
 import { routerDrifted } from './router.js';
 
 export interface SweepResult {
@@ -47,6 +48,8 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
     for (const key of drifted) routers.add(key);
   }
   if (routers.size > 0) await enqueueFogReconciles(routers);
+  // The operator may rewrite its NATS ConfigMaps at any time: their write-backs are re-checked each sweep.
+  if (config().controlPlane === 'kubernetes') await enqueueFogReconciles([NATS_HUB_KEY]);
   const releasedPorts = await releaseOrphanPorts(now);
   const result = { services, routers: routers.size, drifted: drifted.length, releasedPorts };
   if (services + routers.size + releasedPorts > 0) logger.info('sweep re-drove work', { ...result });

@@ -1,4 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { NatsMode } from '../domain/agent-schema.js';
+import type { NatsPorts } from '../domain/nats-conf.js';
 import type { RouterMode } from '../domain/router-objects.js';
 import { agentCertificateToken } from '../domain/router-site.js';
 import { ConflictError } from '../errors.js';
@@ -17,7 +19,13 @@ export interface AgentRow {
   /** Agent uuids, or `default-router`. */
   upstreamRouters: string[];
   isSystem: boolean;
-  natsMode: string;
+  natsMode: NatsMode;
+  /** NATS ports (defaults when absent: 4222, 6222, 7422, 8883, 8222). */
+  natsPorts?: NatsPorts;
+  jsStorageSize?: string;
+  jsMemoryStoreSize?: string;
+  /** Agent uuids of NATS servers, or `default-nats-hub`, a leaf links to. */
+  upstreamNatsServers?: string[];
   /** The architecture it was declared with (potctl's `fogType`; 0 = the agent reports it). */
   fogTypeId?: number;
   generation: number;

@@ -29,7 +29,12 @@ export type ChangeFlag = (typeof CHANGE_FLAGS)[number];
  * so a change written while the agent was reading is never acknowledged away.
  */
 export async function raiseChangeFlag(agentUuid: string, flag: ChangeFlag): Promise<void> {
-  await documentClient().send(
+  await raiseChangeFlagAt(agentUuid, flag);
+}
+
+/** Raises a flag and returns the stamp it took (a rebuild holds while it is above the acknowledgement). */
+export async function raiseChangeFlagAt(agentUuid: string, flag: ChangeFlag): Promise<number> {
+  const { Attributes } = await documentClient().send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.changes(agentUuid),
@@ -37,14 +42,18 @@ export async function raiseChangeFlag(agentUuid: string, flag: ChangeFlag): Prom
         'SET changeSeq = if_not_exists(changeSeq, :zero) + :one, #flag = if_not_exists(changeSeq, :zero) + :one, updatedAt = :now',
       ExpressionAttributeNames: { '#flag': `seq_${flag}` },
       ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':now': new Date().toISOString() },
+      ReturnValues: 'UPDATED_NEW',
     }),
   );
+  return Number(Attributes?.changeSeq ?? 0);
 }
 
 export interface ChangeState {
   flags: Record<ChangeFlag, boolean>;
   /** The change counter at read time; the agent sends it back to acknowledge. */
   lastUpdated: number;
+  /** What the agent acknowledged last. */
+  acknowledged: number;
 }
 
 export async function readChangeFlags(agentUuid: string): Promise<ChangeState> {
@@ -55,7 +64,7 @@ export async function readChangeFlags(agentUuid: string): Promise<ChangeState> {
   const flags = Object.fromEntries(
     CHANGE_FLAGS.map((flag) => [flag, Number(Item?.[`seq_${flag}`] ?? 0) > acked]),
   ) as Record<ChangeFlag, boolean>;
-  return { flags, lastUpdated: Number(Item?.changeSeq ?? 0) };
+  return { flags, lastUpdated: Number(Item?.changeSeq ?? 0), acknowledged: acked };
 }
 
 /**

@@ -140,6 +140,13 @@ export const keys = {
   systemMicroservice: (agentUuid: string, name: string) => ({ PK: `SYSMS#${agentUuid}`, SK: name }),
   driftCursor: () => ({ PK: 'SWEEP', SK: 'DRIFTCURSOR' }),
   natsHub: () => ({ PK: 'NATSHUB', SK: 'HUB' }),
+  natsOperator: () => ({ PK: 'NATSOPERATOR', SK: 'OPERATOR' }),
+  natsAccount: (name: string) => ({ PK: `NATSACCOUNT#${name}`, SK: 'ACCOUNT' }),
+  natsUser: (account: string, user: string) => ({ PK: `NATSUSER#${account}#${user}`, SK: 'USER' }),
+  mount: (name: string) => ({ PK: `MOUNT#${name}`, SK: 'MOUNT' }),
+  natsHubRestart: () => ({ PK: 'NATSHUB', SK: 'RESTART' }),
+  natsServer: (agentUuid: string) => ({ PK: 'NATSSERVERS', SK: agentUuid }),
+  natsInstance: (agentUuid: string) => ({ PK: `NATSINSTANCE#${agentUuid}`, SK: 'INSTANCE' }),
 };
 
 /** Index names and what they serve. */

@@ -120,7 +120,7 @@ describe('provisioning and the first changes tick, as Edgelet does them', () => 
     ]);
   });
 
-  it('answers volume mounts with the router certificates (base64 PEM files), models and runtime classes empty', async () => {
+  it('answers volume mounts with the router and NATS certificates (base64 PEM files) and the NATS files, models and runtime classes empty', async () => {
     // Act
     const mounts = (await edge.loadVolumeMounts()) as {
       name: string;
@@ -129,12 +129,21 @@ describe('provisioning and the first changes tick, as Edgelet does them', () => 
       data: Record<string, string>;
     }[];
 
-    // Assess: each mount is a TLS secret whose certificate its own ca.crt verifies
+    // Assess: each certificate mount is a TLS secret whose certificate its own ca.crt verifies
     expect(mounts.map((mount) => [mount.name, mount.type, mount.version])).toEqual([
       ['router-site-server-edge-checkout', 'secret', 1],
       ['router-local-server-edge-checkout', 'secret', 1],
+      ['nats-server-edge-checkout', 'secret', 1],
+      ['nats-mqtt-server-edge-checkout', 'secret', 1],
+      ['nats-server-conf-edge-checkout', 'secret', 1],
+      ['nats-jwt-dir-edge-checkout', 'configMap', 1],
+      ['nats-creds-sys-admin-leaf-edge-checkout', 'secret', 1],
     ]);
-    for (const mount of mounts) {
+    const natsFiles = mounts.slice(4).map((mount) => Object.keys(mount.data));
+    expect(natsFiles[0]).toEqual(['server.conf']);
+    expect(natsFiles[1]).toEqual([expect.stringMatching(/^A[A-Z2-7]{55}\.jwt$/)]);
+    expect(natsFiles[2]).toEqual(['sys/admin-leaf-edge-checkout.creds']);
+    for (const mount of mounts.slice(0, 4)) {
       const file = (key: string) => Buffer.from(mount.data[key]!, 'base64').toString('utf8');
       expect(Object.keys(mount.data).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
       expect(new X509Certificate(file('tls.crt')).verify(new X509Certificate(file('ca.crt')).publicKey)).toBe(
@@ -180,6 +189,89 @@ describe('microservices an Edgelet can run', () => {
     },
   );
 
+  it.each(AGENTS)(
+    'gives %s one NATS microservice off the host network, every mount of which it receives',
+    async (name) => {
+      const agent = agentNamed(name);
+      const token = name === 'the edge agent' ? 'edge-checkout' : 'hub';
+      const user = name === 'the edge agent' ? `admin-leaf-${token}` : 'admin-hub';
+      // Act
+      const list = await agent.loadMicroservices();
+      const mountNames = ((await agent.loadVolumeMounts()) as { name: string }[]).map((mount) => mount.name);
+
+      // Assess
+      const nats = list.filter((microservice) => microservice.isNats);
+      expect(nats).toHaveLength(1);
+      expect(nats[0]).toMatchObject({
+        uuid: `${agent.uuid}-nats`,
+        name: 'nats',
+        imageId: 'ghcr.io/datasance/nats:2.15.0',
+        registryId: 1,
+        hostNetworkMode: false,
+        isRouter: false,
+        capAdd: ['NET_RAW'],
+        portMappings: [4222, 6222, 7422, 8883, 8222].map((port) => ({
+          internal: port,
+          external: port,
+        })),
+        volumeMappings: [
+          {
+            hostDestination: `${token}-nats-jetstream`,
+            containerDestination: '/home/runner/data',
+            accessMode: 'rw',
+            type: 'volume',
+          },
+          {
+            hostDestination: `nats-server-conf-${token}`,
+            containerDestination: '/etc/nats/config',
+            accessMode: 'ro',
+            type: 'volumeMount',
+          },
+          {
+            hostDestination: `nats-jwt-dir-${token}`,
+            containerDestination: '/tmp/nats/jwt',
+            accessMode: 'rw',
+            type: 'volumeMount',
+          },
+          {
+            hostDestination: `nats-server-${token}`,
+            containerDestination: `/etc/nats/certs/nats-server-${token}`,
+            accessMode: 'ro',
+            type: 'volumeMount',
+          },
+          {
+            hostDestination: `nats-mqtt-server-${token}`,
+            containerDestination: `/etc/nats/certs/nats-mqtt-server-${token}`,
+            accessMode: 'ro',
+            type: 'volumeMount',
+          },
+          {
+            hostDestination: `nats-creds-sys-${user}`,
+            containerDestination: '/etc/nats/creds',
+            accessMode: 'ro',
+            type: 'volumeMount',
+          },
+        ],
+      });
+      const env = Object.fromEntries(nats[0]!.env.map(({ key, value }) => [key, value]));
+      expect(env).toMatchObject({
+        NATS_SERVER_MODE: name === 'the edge agent' ? 'leaf' : 'server',
+        NATS_CONF: '/etc/nats/config/server.conf',
+        NATS_SYS_USER_CRED_PATH: `/etc/nats/creds/sys/${user}.creds`,
+        NATS_CERT_NAME: `nats-server-${token}`,
+        NATS_TLS_DIR: '/etc/nats/certs',
+        NATS_MONITOR_PORT: '8222',
+        JETSTREAM_PREV_KEY: '',
+      });
+      expect(Buffer.from(env.JETSTREAM_KEY!, 'base64')).toHaveLength(32);
+      expect(agent.resolveRegistry(nats[0]!)).toMatchObject({ id: 1 });
+      const mounted = nats[0]!.volumeMappings
+        .filter((mapping) => mapping.type === 'volumeMount')
+        .map((mapping) => mapping.hostDestination);
+      expect(mounted.filter((mount) => !mountNames.includes(mount))).toEqual([]);
+    },
+  );
+
   it('delivers a registered microservice with the image for the agent architecture, and skips one without', async () => {
     // Prepare
     expect((await api.post('/api/v3/application', { name: 'orders' })).status).toBe(201);
@@ -219,6 +311,7 @@ describe('microservices an Edgelet can run', () => {
     expect(edge.resolveRegistry(checkout!)).toMatchObject({ id: 2 });
     expect(edge.microservices.map((microservice) => microservice.name).sort()).toEqual([
       'checkout',
+      'nats',
       'router',
     ]);
     expect(await edge.request('GET', `microservices/${both.body.uuid}`)).toMatchObject({

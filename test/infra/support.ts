@@ -4,6 +4,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { routes as agentProtocolRoutes } from '../../functions/api/agent-protocol.js';
 import { routes as agentsRoutes } from '../../functions/api/agents.js';
 import { routes as certificatesRoutes } from '../../functions/api/certificates.js';
+import { routes as natsRoutes } from '../../functions/api/nats.js';
 import { routes as openapiRoutes } from '../../functions/api/openapi.js';
 import { routes as registriesRoutes } from '../../functions/api/registries.js';
 import { routes as registryRoutes } from '../../functions/api/registry.js';
@@ -53,6 +54,7 @@ const MODULE_ROUTES: Record<ApiFunctionName, readonly AnyRouteRecord[]> = {
   registry: registryRoutes,
   registries: registriesRoutes,
   certificates: certificatesRoutes,
+  nats: natsRoutes,
   router: routerRoutes,
   status: statusRoutes,
   openapi: openapiRoutes,

@@ -42,7 +42,7 @@ describe('agent schema constants', () => {
     });
   });
 
-  it.each(['isActivated', 'natsMode', 'natsServerPort', 'natsLeafPort', 'colour'])(
+  it.each(['isActivated', 'dockerPruningFrequency', 'logLevel', 'colour'])(
     'ignores %s and reports it as an unknown field (Spec decision 5, warn mode)',
     (field) => {
       // Act
@@ -76,7 +76,7 @@ describe('parseCreateAgentBody', () => {
     expect(parseCreateAgentBody({ ...test1, routerMode }).routerMode).toBe(routerMode);
   });
 
-  it('accepts and drops the reference fields fogbridge does not model (Spec decision 5)', () => {
+  it('keeps the NATS fields and drops the reference fields fogbridge does not model (Spec decision 5)', () => {
     // Prepare
     const body = {
       ...test1,
@@ -86,6 +86,8 @@ describe('parseCreateAgentBody', () => {
       natsServerPort: 4222,
       natsLeafPort: 7422,
       natsClusterPort: 6222,
+      jsStorageSize: '10GB',
+      upstreamNatsServers: ['default-nats-hub'],
     };
 
     // Act
@@ -96,7 +98,26 @@ describe('parseCreateAgentBody', () => {
       name: 'test-1',
       tags: ['service.iofog.org/tag: checkout', 'genertic-agent-tag'],
       fogType: 0,
+      natsMode: 'leaf',
+      natsServerPort: 4222,
+      natsLeafPort: 7422,
+      natsClusterPort: 6222,
+      jsStorageSize: '10GB',
+      upstreamNatsServers: ['default-nats-hub'],
     });
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    ['a NATS mode it does not have', { natsMode: 'hub' }, "Field 'natsMode'"],
+    [
+      'a Kubernetes quantity as a store size',
+      { jsStorageSize: '1Gi' },
+      'must be a size like 10g, 512m or 1t',
+    ],
+    ['a NATS port out of range', { natsClusterPort: 70000 }, "Field 'natsClusterPort'"],
+  ])('rejects %s', (_case, fields, message) => {
+    // Act / Assess
+    expect(() => parseCreateAgentBody({ ...test1, ...fields })).toThrow(message);
   });
 
   it('keeps router fields', () => {
@@ -171,7 +192,8 @@ describe('parsePatchAgentBody', () => {
   it.each<[string, Record<string, unknown>, Record<string, unknown>]>([
     ['an empty body', {}, {}],
     ['new tags only', { tags: ['service.iofog.org/tag: all'] }, { tags: ['service.iofog.org/tag: all'] }],
-    ['an unknown field only (ignored)', { natsMode: 'server' }, {}],
+    ['an unknown field only (ignored)', { isActivated: true }, {}],
+    ['a NATS mode', { natsMode: 'server' }, { natsMode: 'server' }],
   ])('keeps %s as sent', (_case, body, parsed) => {
     // Act / Assess
     expect(parsePatchAgentBody(body)).toStrictEqual(parsed);

@@ -1,0 +1,387 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { config } from '../context.js';
+import {
+  clusterRoutes,
+  DEFAULT_NATS_HUB,
+  DEFAULT_NATS_PORTS,
+  leafRemotes,
+  NATS_PATHS,
+  type NatsArtefacts,
+  natsArtefacts,
+  renderNatsTemplate,
+  serverTemplate,
+} from '../domain/nats-conf.js';
+import {
+  agentCertificateToken,
+  NATS_LOCAL_CA,
+  NATS_SITE_CA,
+  natsCertificateSpecs,
+} from '../domain/router-site.js';
+import { enqueueFogReconciles } from '../queue/publishers.js';
+import { type AgentRow, listAgentRows } from '../store/agents.js';
+import { deleteCertificate, getCertificate } from '../store/certificates.js';
+import { raiseChangeFlag, raiseChangeFlagAt } from '../store/changes.js';
+import { deleteMount, getMount, mountData, putMountIfChanged } from '../store/mounts.js';
+import {
+  deleteNatsInstance,
+  deleteNatsServer,
+  getNatsHub,
+  getNatsInstance,
+  listNatsServers,
+  type NatsHubRow,
+  type NatsInstanceRow,
+  type NatsMicroserviceSpec,
+  type NatsServerRow,
+  putNatsHub,
+  putNatsInstance,
+  putNatsServer,
+} from '../store/nats.js';
+import {
+  credsOf,
+  deleteSystemUser,
+  ensureNatsOperator,
+  ensureSystemAccount,
+  ensureSystemUser,
+} from '../store/nats-identities.js';
+import { ensureCertificate, fleetCertificateAuthority } from './platform.js';
+
+/** The fog queue key of the Kubernetes write-backs (`iofog-nats-config`, `iofog-nats-jwt-bundle`). */
+export const NATS_HUB_KEY = 'nats-hub';
+
+type Role = NatsInstanceRow['role'];
+
+/**
+ * The NATS step of an agent's fog reconcile (CONTROL-PLANE.md §11): from the agent row, the hub record
+ * and the fleet's NATS servers it derives the agent's NATS process — certificates, its system user, the
+ * rendered `server.conf`/`leaf.conf`, the JWT directory, the creds file and the microservice that
+ * mounts them — writes what differs and tells the agent. Run after the router step, so nothing here
+ * can hold the router back. Returns what the agent still waits for (null when nothing).
+ */
+export async function reconcileNats(agentUuid: string, agent: AgentRow | undefined): Promise<string | null> {
+  const [hub, listed, instance] = await Promise.all([
+    getNatsHub(),
+    listNatsServers(),
+    getNatsInstance(agentUuid),
+  ]);
+  const servers = await syncServerEntry(agentUuid, agent, listed);
+  if (!agent || agent.natsMode === 'none') {
+    if (instance) await removeNatsInstance(instance, agent !== undefined);
+    return null;
+  }
+  const role = roleOf(agent, hub);
+  if (role === 'hub') await followHubAgent(agent, hub!);
+  const cas = await Promise.all([
+    fleetCertificateAuthority(NATS_SITE_CA),
+    fleetCertificateAuthority(NATS_LOCAL_CA),
+  ]);
+  if (!cas[0] || !cas[1]) {
+    const missing = [NATS_SITE_CA, NATS_LOCAL_CA].filter((_, index) => !cas[index]);
+    return `NATS waiting for CA ${missing.join(', ')}: the operator imports it with POST /api/v3/certificates/ca (type k8s-secret)`;
+  }
+  const artefacts = natsArtefacts(agentCertificateToken(agent.name), role);
+  const upstreams = role === 'leaf' ? leafUpstreams(agent, hub, servers) : [];
+  if (role === 'leaf' && upstreams.length === 0) {
+    return hub
+      ? `NATS leaf has no upstream NATS server with a host among ${JSON.stringify(agent.upstreamNatsServers)}`
+      : 'NATS waiting for the NATS hub: register it with PUT /api/v3/nats/hub';
+  }
+  const specs = natsCertificateSpecs(agent);
+  let filesChanged = false;
+  for (const spec of specs) {
+    if (await ensureCertificate(spec, spec.ca === NATS_SITE_CA ? cas[0] : cas[1], agent.uuid))
+      filesChanged = true;
+  }
+  const [operator, account, user] = await Promise.all([
+    ensureNatsOperator(),
+    ensureSystemAccount(),
+    ensureSystemUser(artefacts.user, role === 'leaf' ? LEAF_CONNECTIONS : SERVER_CONNECTIONS),
+  ]);
+  const jetstreamKey = await ensureJetstreamKey(artefacts.jetstreamKey, agent.uuid);
+  const routes = role === 'leaf' ? [] : serverRoutes(hub, servers);
+  const template = role === 'leaf' ? 'leaf.conf' : serverTemplate(routes);
+  const serverConf = renderNatsTemplate(template, {
+    ...natsVariables(agent, artefacts, role),
+    OPERATOR_JWT: operator.jwt,
+    SYSTEM_ACCOUNT: account.publicKey,
+    JETSTREAM_KEY: jetstreamKey,
+    JETSTREAM_PREV_KEY: '',
+    NATS_CLUSTER_ROUTES: JSON.stringify(routes),
+    NATS_LEAF_REMOTES: JSON.stringify(
+      leafRemotes({
+        upstreams,
+        systemAccount: account.publicKey,
+        credentialsPath: `${NATS_PATHS.credsDir}/${artefacts.credsKey}`,
+        certName: artefacts.serverCertificate,
+      }),
+    ),
+  });
+  const written = await Promise.all([
+    putMountIfChanged(artefacts.configMount, agent.uuid, 'secret', { 'server.conf': serverConf }),
+    putMountIfChanged(artefacts.jwtMount, agent.uuid, 'configMap', {
+      [`${account.publicKey}.jwt`]: account.jwt,
+    }),
+    putMountIfChanged(artefacts.credsMount, agent.uuid, 'secret', { [artefacts.credsKey]: credsOf(user) }),
+  ]);
+  if (written.some(Boolean)) filesChanged = true;
+  const next = instanceRow(
+    agent,
+    role,
+    template,
+    artefacts,
+    specs.map((spec) => spec.name),
+  );
+  await removeStaleArtefacts(instance, next);
+  await deliver(agent.uuid, instance, next, filesChanged);
+  return null;
+}
+
+/** The system users' connection types: servers' admin users connect as clients, leaves' also link. */
+const SERVER_CONNECTIONS = ['STANDARD', 'WEBSOCKET'];
+const LEAF_CONNECTIONS = ['STANDARD', 'WEBSOCKET', 'LEAFNODE'];
+
+/**
+ * Hub on a remote control plane: the agent the hub record names, or the system agent's server while
+ * no hub exists (seed 001). On Kubernetes the hub is the operator's, and no agent is it.
+ */
+function roleOf(agent: AgentRow, hub: NatsHubRow | undefined): Role {
+  if (agent.natsMode !== 'server') return 'leaf';
+  if (config().controlPlane === 'remote' && (hub ? hub.agentUuid === agent.uuid : agent.isSystem))
+    return 'hub';
+  return 'server';
+}
+
+const portsOf = (agent: AgentRow) => agent.natsPorts ?? DEFAULT_NATS_PORTS;
+
+/**
+ * Keeps the agent's entry among the fleet's NATS servers equal to its row; when the entry changes every
+ * other server re-renders its routes, leaves that dial it re-render their remotes, and on Kubernetes the
+ * operator's `iofog-nats-config` follows.
+ */
+async function syncServerEntry(
+  agentUuid: string,
+  agent: AgentRow | undefined,
+  servers: NatsServerRow[],
+): Promise<NatsServerRow[]> {
+  const current = servers.find((server) => server.agentUuid === agentUuid);
+  const wanted =
+    agent?.natsMode === 'server' && agent.host
+      ? {
+          agentUuid,
+          host: agent.host,
+          clusterPort: portsOf(agent).clusterPort,
+          leafPort: portsOf(agent).leafPort,
+        }
+      : undefined;
+  const same =
+    current?.host === wanted?.host &&
+    current?.clusterPort === wanted?.clusterPort &&
+    current?.leafPort === wanted?.leafPort;
+  if (same) return servers;
+  const others = servers.filter((server) => server.agentUuid !== agentUuid);
+  const entry = wanted && { ...wanted, updatedAt: new Date().toISOString() };
+  if (entry) await putNatsServer(entry);
+  else await deleteNatsServer(agentUuid);
+  const leaves = (await listAgentRows()).filter((row) => row.upstreamNatsServers?.includes(agentUuid));
+  await enqueueFogReconciles([
+    ...others.map((server) => server.agentUuid),
+    ...leaves.map((row) => row.uuid),
+    ...(config().controlPlane === 'kubernetes' ? [NATS_HUB_KEY] : []),
+  ]);
+  return entry ? [...others, entry] : others;
+}
+
+/** The hub record follows the hub agent's host and ports; every NATS agent dials it, so all re-render. */
+async function followHubAgent(agent: AgentRow, hub: NatsHubRow): Promise<void> {
+  const ports = portsOf(agent);
+  const host = agent.host ?? hub.host;
+  if (
+    hub.host === host &&
+    (Object.keys(DEFAULT_NATS_PORTS) as (keyof typeof ports)[]).every((port) => hub[port] === ports[port])
+  ) {
+    return;
+  }
+  await putNatsHub({ ...hub, host, ...ports, updatedAt: new Date().toISOString() });
+  await enqueueFogReconciles(
+    (await listAgentRows())
+      .filter((row) => row.natsMode !== 'none' && row.uuid !== agent.uuid)
+      .map((row) => row.uuid),
+  );
+}
+
+/** A leaf's upstreams with their addresses: the hub for `default-nats-hub`, else the named servers. */
+function leafUpstreams(agent: AgentRow, hub: NatsHubRow | undefined, servers: NatsServerRow[]) {
+  return (agent.upstreamNatsServers ?? [DEFAULT_NATS_HUB]).flatMap((reference) => {
+    if (reference === DEFAULT_NATS_HUB) return hub?.host ? [{ host: hub.host, leafPort: hub.leafPort }] : [];
+    const server = servers.find((candidate) => candidate.agentUuid === reference);
+    return server ? [{ host: server.host, leafPort: server.leafPort }] : [];
+  });
+}
+
+/**
+ * A server's cluster routes: every agent NATS server, itself included, and on Kubernetes the operator's
+ * hub (seed 001: agent servers join the operator's cluster). Sorted, so the file changes only when the
+ * set does.
+ */
+function serverRoutes(hub: NatsHubRow | undefined, servers: NatsServerRow[]): string[] {
+  const agentRoutes = clusterRoutes([...servers].sort((a, b) => (a.agentUuid < b.agentUuid ? -1 : 1)));
+  const hubRoute =
+    config().controlPlane === 'kubernetes' && hub?.host
+      ? clusterRoutes([{ host: hub.host, clusterPort: hub.clusterPort }])
+      : [];
+  return [...new Set([...hubRoute, ...agentRoutes])];
+}
+
+function natsVariables(agent: AgentRow, artefacts: NatsArtefacts, role: Role): Record<string, string> {
+  const ports = portsOf(agent);
+  return {
+    CONTROLLER_NAME: config().controllerName,
+    SERVER_NAME: agent.name.replace(/"/g, '\\"'),
+    JETSTREAM_DOMAIN: role === 'leaf' ? agent.name : config().controllerNamespace,
+    NATS_SERVER_PORT: String(ports.serverPort),
+    NATS_CLUSTER_PORT: String(ports.clusterPort),
+    NATS_LEAF_PORT: String(ports.leafPort),
+    NATS_MQTT_PORT: String(ports.mqttPort),
+    NATS_HTTP_PORT: String(ports.httpPort),
+    NATS_LEAF_ADVERTISE: agent.host ?? '',
+    NATS_TLS_DIR: NATS_PATHS.tlsDir,
+    NATS_CERT_NAME: artefacts.serverCertificate,
+    NATS_MQTT_CERT_NAME: artefacts.mqttCertificate,
+    NATS_JWT_DIR: NATS_PATHS.jwtDir,
+    NATS_JS_MAX_MEMORY_STORE: agent.jsMemoryStoreSize ?? '1g',
+    NATS_JS_MAX_FILE_STORE: agent.jsStorageSize ?? '10g',
+  };
+}
+
+/** The JetStream encryption key: made once (32 random bytes), sealed, and kept for the agent's life. */
+async function ensureJetstreamKey(name: string, agentUuid: string): Promise<string> {
+  const existing = await getMount(name);
+  if (existing) return (await mountData(existing)).jsk!;
+  await putMountIfChanged(name, agentUuid, 'secret', { jsk: randomBytes(32).toString('base64') });
+  // A concurrent first reconcile may have won the create: the stored key is the one in use.
+  return (await mountData((await getMount(name))!)).jsk!;
+}
+
+/** The NATS microservice (CONTROL-PLANE.md §11.8): ports 1:1, the NATS image's environment, its mounts. */
+function instanceRow(
+  agent: AgentRow,
+  role: Role,
+  template: string,
+  artefacts: NatsArtefacts,
+  certificates: string[],
+): NatsInstanceRow {
+  const ports = portsOf(agent);
+  const mount = (name: string, containerDestination: string, accessMode = 'ro') => ({
+    hostDestination: name,
+    containerDestination,
+    accessMode,
+    type: 'volumeMount',
+  });
+  const microservice: NatsMicroserviceSpec = {
+    application: `system-${agent.name}`,
+    imageId: config().nats.image,
+    registryId: config().nats.registryId,
+    ports: [ports.serverPort, ports.clusterPort, ports.leafPort, ports.mqttPort, ports.httpPort],
+    env: [
+      ['JETSTREAM_PREV_KEY', ''],
+      ['NATS_JWT_DIR', NATS_PATHS.jwtDir],
+      ['NATS_JWT_MOUNT_DIR', NATS_PATHS.jwtMountDir],
+      ['NATS_CREDS_DIR', NATS_PATHS.credsDir],
+      ['NATS_SYS_USER_CRED_PATH', `${NATS_PATHS.credsDir}/${artefacts.credsKey}`],
+      ['NATS_TLS_DIR', NATS_PATHS.tlsDir],
+      ['NATS_CERT_NAME', artefacts.serverCertificate],
+      ['NATS_MQTT_CERT_NAME', artefacts.mqttCertificate],
+      ['NATS_CONF', `${NATS_PATHS.configDir}/server.conf`],
+      ['NATS_SERVER_PORT', String(ports.serverPort)],
+      ['NATS_LEAF_PORT', String(ports.leafPort)],
+      ['NATS_CLUSTER_PORT', String(ports.clusterPort)],
+      ['NATS_MQTT_PORT', String(ports.mqttPort)],
+      ['NATS_HTTP_PORT', String(ports.httpPort)],
+      ['NATS_MONITOR_PORT', String(ports.httpPort)],
+      ['NATS_JETSTREAM_STORE_DIR', NATS_PATHS.dataDir],
+      ['NATS_SERVER_MODE', role === 'leaf' ? 'leaf' : 'server'],
+    ].map(([key, value]) => ({ key: key!, value: value! })),
+    volumeMappings: [
+      {
+        hostDestination: `${agent.name}-nats-jetstream`,
+        containerDestination: NATS_PATHS.dataDir,
+        accessMode: 'rw',
+        type: 'volume',
+      },
+      mount(artefacts.configMount, NATS_PATHS.configDir),
+      mount(artefacts.jwtMount, NATS_PATHS.jwtMountDir, 'rw'),
+      mount(artefacts.serverCertificate, `${NATS_PATHS.tlsDir}/${artefacts.serverCertificate}`),
+      mount(artefacts.mqttCertificate, `${NATS_PATHS.tlsDir}/${artefacts.mqttCertificate}`),
+      mount(artefacts.credsMount, NATS_PATHS.credsDir),
+    ],
+    jetstreamKeyMount: artefacts.jetstreamKey,
+  };
+  return {
+    agentUuid: agent.uuid,
+    role,
+    template,
+    certificates,
+    mounts: [artefacts.configMount, artefacts.jwtMount, artefacts.credsMount, artefacts.jetstreamKey],
+    users: [artefacts.user],
+    microservice,
+    specHash: createHash('sha256').update(JSON.stringify(microservice)).digest('hex'),
+    rebuildSeq: 0,
+    updatedAt: new Date().toISOString(),
+  };
+}
+
+/**
+ * Tells the agent what changed: its files (`volumeMounts`), its microservice (`microserviceList`), and,
+ * when files of a running NATS process changed, a rebuild (NATS reads its files only when it starts).
+ * The rebuild is a change-counter stamp, so a lost response cannot lose it (it holds until acknowledged).
+ */
+async function deliver(
+  agentUuid: string,
+  previous: NatsInstanceRow | undefined,
+  next: NatsInstanceRow,
+  filesChanged: boolean,
+): Promise<void> {
+  if (filesChanged) await raiseChangeFlag(agentUuid, 'volumeMounts');
+  const specChanged = previous?.specHash !== next.specHash || previous.role !== next.role;
+  let rebuildSeq = previous?.rebuildSeq ?? 0;
+  if (previous && (filesChanged || specChanged))
+    rebuildSeq = await raiseChangeFlagAt(agentUuid, 'microserviceList');
+  else if (specChanged) await raiseChangeFlag(agentUuid, 'microserviceList');
+  const row = { ...next, rebuildSeq };
+  const same =
+    previous &&
+    previous.specHash === row.specHash &&
+    previous.template === row.template &&
+    previous.rebuildSeq === row.rebuildSeq &&
+    JSON.stringify([previous.certificates, previous.mounts, previous.users, previous.role]) ===
+      JSON.stringify([row.certificates, row.mounts, row.users, row.role]);
+  if (!same) await putNatsInstance(row);
+}
+
+/** What the previous NATS process had and the new one does not (a role or name change). */
+async function removeStaleArtefacts(previous: NatsInstanceRow | undefined, next: NatsInstanceRow) {
+  if (!previous) return;
+  for (const name of previous.mounts.filter((mount) => !next.mounts.includes(mount))) await deleteMount(name);
+  for (const name of previous.users.filter((user) => !next.users.includes(user)))
+    await deleteSystemUser(name);
+  for (const name of previous.certificates.filter(
+    (certificate) => !next.certificates.includes(certificate),
+  )) {
+    await deleteOwnedCertificate(name, previous.agentUuid);
+  }
+}
+
+/** natsMode none, or the agent is gone: nothing of its NATS process stays (CONTROL-PLANE.md §11.9). */
+async function removeNatsInstance(instance: NatsInstanceRow, agentExists: boolean): Promise<void> {
+  for (const name of instance.mounts) await deleteMount(name);
+  for (const name of instance.users) await deleteSystemUser(name);
+  for (const name of instance.certificates) await deleteOwnedCertificate(name, instance.agentUuid);
+  await deleteNatsInstance(instance.agentUuid);
+  if (agentExists) {
+    await raiseChangeFlag(instance.agentUuid, 'microserviceList');
+    await raiseChangeFlag(instance.agentUuid, 'volumeMounts');
+  }
+}
+
+async function deleteOwnedCertificate(name: string, agentUuid: string): Promise<void> {
+  if ((await getCertificate(name))?.agentUuid === agentUuid) await deleteCertificate(name);
+}
