@@ -12,12 +12,13 @@
 import { spawn } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, mkdtemp, open, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { exitedWithin, freeLoopbackPort, pidAlive } from '../support/processes.js';
+import { acquireLock, cacheRoot, run, sleep } from '../support/go-build.js';
+import { exitedWithin, freeLoopbackPort } from '../support/processes.js';
 
 export interface KubeApiserver {
   /** Base URL of the apiserver, e.g. `https://127.0.0.1:40123`. */
@@ -36,7 +37,6 @@ const MODULE_DIR = join(HERE, 'apiserver');
 const BINARY_NAME = 'kube-apiserver-etcd';
 const READY_TIMEOUT_MS = 180_000;
 const STOP_GRACE_MS = 15_000;
-const LOCK_STALE_MS = 60 * 60_000;
 
 function log(message: string): void {
   process.stderr.write(`[kube-harness] ${message}\n`);
@@ -48,10 +48,6 @@ export async function kubernetesVersion(): Promise<string> {
   const match = /^\s*k8s\.io\/kubernetes\s+(v\S+)/m.exec(goMod);
   if (!match?.[1]) throw new Error(`k8s.io/kubernetes is not required in ${MODULE_DIR}/go.mod`);
   return match[1];
-}
-
-function cacheRoot(): string {
-  return process.env.FOGBRIDGE_CACHE_DIR ?? join(homedir(), '.cache', 'fogbridge');
 }
 
 /** Hash of everything that determines the binary, so an edited module is rebuilt. */
@@ -66,54 +62,6 @@ async function sourceHash(): Promise<string> {
   return hash.digest('hex');
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Takes an exclusive lock file (O_EXCL), waiting for another builder; breaks locks of dead processes. */
-async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
-  let waitingSince: number | undefined;
-  for (;;) {
-    try {
-      const handle = await open(lockPath, 'wx');
-      await handle.writeFile(`${process.pid}\n`);
-      await handle.close();
-      return async () => {
-        await unlink(lockPath).catch(() => undefined);
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const holder = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10);
-    const age = await stat(lockPath).then(
-      (s) => Date.now() - s.mtimeMs,
-      () => 0,
-    );
-    if ((Number.isInteger(holder) && holder > 0 && !pidAlive(holder)) || age > LOCK_STALE_MS) {
-      log(`breaking stale build lock ${lockPath} (pid ${holder})`);
-      await unlink(lockPath).catch(() => undefined);
-      continue;
-    }
-    if (waitingSince === undefined) {
-      waitingSince = Date.now();
-      log(`another process (pid ${holder}) is building kube-apiserver; waiting for it`);
-    }
-    await sleep(1_000);
-  }
-}
-
-function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
-  return new Promise<void>((resolve, reject) => {
-    const child = spawn(command, args, { ...options, stdio: ['ignore', 'inherit', 'inherit'] });
-    child.once('error', (error) =>
-      reject(new Error(`cannot run ${command}: ${error.message} (is Go installed and on PATH?)`)),
-    );
-    child.once('exit', (code, signal) =>
-      code === 0
-        ? resolve()
-        : reject(new Error(`${command} ${args.join(' ')} failed with ${signal ?? `exit code ${code}`}`)),
-    );
-  });
-}
-
 /** Builds the apiserver+etcd binary unless a build of the same sources is cached; returns its path. */
 export async function ensureKubeApiserverBinary(): Promise<string> {
   const version = await kubernetesVersion();
@@ -126,7 +74,7 @@ export async function ensureKubeApiserverBinary(): Promise<string> {
 
   if (await isFresh()) return binary;
   await mkdir(dir, { recursive: true });
-  const release = await acquireLock(join(dir, 'build.lock'));
+  const release = await acquireLock(join(dir, 'build.lock'), 'kube-apiserver');
   try {
     if (await isFresh()) return binary; // built by whoever held the lock
     const goFlags = [process.env.GOFLAGS ?? '', existsSync(join(MODULE_DIR, 'go.sum')) ? '' : '-mod=mod']

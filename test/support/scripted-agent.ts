@@ -399,6 +399,25 @@ export class ScriptedAgent {
     return undefined;
   }
 
+  /**
+   * Every file the container of `microservice` sees through its `volumeMount` mappings, by container
+   * path: what Edgelet writes into the mount folders it binds into the container.
+   */
+  containerFiles(microservice: ParsedMicroservice): Map<string, string> {
+    const files = new Map<string, string>();
+    for (const mapping of microservice.volumeMappings) {
+      if (mapping.type !== 'volumeMount') continue;
+      const [name, key] = mapping.hostDestination.split('/', 2) as [string, string | undefined];
+      const mount = [...this.mounted.values()].find((candidate) => candidate.name === name);
+      if (!mount) continue;
+      for (const [file, content] of Object.entries(mount.files)) {
+        if (key === undefined) files.set(`${mapping.containerDestination}/${file}`, content);
+        else if (file === key) files.set(mapping.containerDestination, content);
+      }
+    }
+    return files;
+  }
+
   /** `/agent/models` and `/agent/runtimeClasses`: a 404 means an empty list, anything else must answer. */
   async loadOptionalList(command: string): Promise<unknown[]> {
     try {
