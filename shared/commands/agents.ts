@@ -34,7 +34,7 @@ import { deleteMicroservice, listMicroservicesByAgent } from '../store/applicati
 import { forgetApplied, getApplied, removeAppliedIfEmpty } from '../store/applied.js';
 import { deleteCertificate, getCertificate, listAgentCertificates } from '../store/certificates.js';
 import { deleteAgentCredentials, getProvisionedArchitecture } from '../store/credentials.js';
-import { putNatsHubIfAbsent, releaseNatsHub } from '../store/nats.js';
+import { getNatsHub, putNatsHub, putNatsHubIfAbsent, releaseNatsHub } from '../store/nats.js';
 import {
   deletePlatformStatus,
   getPlatformStatus,
@@ -456,8 +456,31 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
     requireRouterHost(next);
     requireNatsHost(next);
     if (!(await replaceAgentRow(next, row))) return CONFLICT;
-    await enqueueFogReconciles([uuid, ...(await routersDialing(row, next))]);
+    await enqueueFogReconciles([
+      uuid,
+      ...(await routersDialing(row, next)),
+      ...(await natsHubFollowing(row, next)),
+    ]);
   }, agentContention(uuid));
+}
+
+/**
+ * On a remote control plane the NATS hub record follows the hub agent's host and NATS ports when they
+ * change (as the default router follows its router); every NATS agent dials or routes to it, so all of
+ * them re-render.
+ */
+async function natsHubFollowing(before: AgentRow, after: AgentRow): Promise<string[]> {
+  const ports = after.natsPorts ?? DEFAULT_NATS_PORTS;
+  const moved =
+    before.host !== after.host ||
+    JSON.stringify(before.natsPorts ?? DEFAULT_NATS_PORTS) !== JSON.stringify(ports);
+  if (!moved) return [];
+  const hub = await getNatsHub();
+  if (!hub || hub.agentUuid !== after.uuid) return [];
+  await putNatsHub({ ...hub, host: after.host ?? hub.host, ...ports, updatedAt: new Date().toISOString() });
+  return (await listAgentRows())
+    .filter((agent) => agent.natsMode !== 'none' && agent.uuid !== after.uuid)
+    .map((agent) => agent.uuid);
 }
 
 /**

@@ -32,7 +32,6 @@ import {
   type NatsInstanceRow,
   type NatsMicroserviceSpec,
   type NatsServerRow,
-  putNatsHub,
   putNatsInstance,
   putNatsServer,
 } from '../store/nats.js';
@@ -69,7 +68,6 @@ export async function reconcileNats(agentUuid: string, agent: AgentRow | undefin
     return null;
   }
   const role = roleOf(agent, hub);
-  if (role === 'hub') await followHubAgent(agent, hub!);
   const cas = await Promise.all([
     fleetCertificateAuthority(NATS_SITE_CA),
     fleetCertificateAuthority(NATS_LOCAL_CA),
@@ -188,24 +186,6 @@ async function syncServerEntry(
     ...(config().controlPlane === 'kubernetes' ? [NATS_HUB_KEY] : []),
   ]);
   return entry ? [...others, entry] : others;
-}
-
-/** The hub record follows the hub agent's host and ports; every NATS agent dials it, so all re-render. */
-async function followHubAgent(agent: AgentRow, hub: NatsHubRow): Promise<void> {
-  const ports = portsOf(agent);
-  const host = agent.host ?? hub.host;
-  if (
-    hub.host === host &&
-    (Object.keys(DEFAULT_NATS_PORTS) as (keyof typeof ports)[]).every((port) => hub[port] === ports[port])
-  ) {
-    return;
-  }
-  await putNatsHub({ ...hub, host, ...ports, updatedAt: new Date().toISOString() });
-  await enqueueFogReconciles(
-    (await listAgentRows())
-      .filter((row) => row.natsMode !== 'none' && row.uuid !== agent.uuid)
-      .map((row) => row.uuid),
-  );
 }
 
 /** A leaf's upstreams with their addresses: the hub for `default-nats-hub`, else the named servers. */
