@@ -11,6 +11,10 @@ let t: TestRuntime;
 let api: ApiClient;
 let viewer: ApiClient;
 const HUB_PATH = '/api/v3/nats/hub';
+const agentUuid = async (name: string) =>
+  (await api.get<{ fogs: { uuid: string; name: string }[] }>('/api/v3/iofog-list')).body.fogs.find(
+    (agent) => agent.name === name,
+  )!.uuid;
 const outcome = (response: { status: number; body: unknown }) => ({
   status: response.status,
   body: response.body,
@@ -168,6 +172,123 @@ describe('the NATS bootstrap on a remote control plane', () => {
     expect(outcome(response)).toEqual({
       status: 403,
       body: { name: 'ForbiddenError', message: 'This request needs the admin role' },
+    });
+  });
+});
+
+describe("an agent's NATS process through mode changes and removal", () => {
+  let hubEdgelet: ScriptedAgent;
+  let hubUuid: string;
+  const hubConf = async () => {
+    await hubEdgelet.poll();
+    const nats = hubEdgelet.microservices.find((microservice) => microservice.isNats)!;
+    return { nats, conf: hubEdgelet.containerFile(nats, '/etc/nats/config/server.conf') ?? '' };
+  };
+
+  beforeAll(async () => {
+    hubUuid = await agentUuid(HUB.name);
+    const key = await api.get<{ key: string }>(`/api/v3/iofog/${hubUuid}/provisioning-key`);
+    hubEdgelet = new ScriptedAgent(t.runtime.url);
+    await hubEdgelet.provision(key.body.key, 1);
+    await hubEdgelet.poll();
+  });
+
+  it('re-renders the hub with the cluster template when a second server arrives, and asks it to rebuild once', async () => {
+    // Prepare
+    expect((await hubConf()).conf).not.toContain('cluster: {');
+
+    // Act
+    await createAgent(api, { name: 'fog-server', host: '10.0.0.8', natsMode: 'server' });
+
+    // Assess: the microservice Edgelet fetched with the new file asks for a rebuild
+    await expect
+      .poll(async () => {
+        const { conf, nats } = await hubConf();
+        return conf.includes('cluster: {') && nats.rebuild;
+      }, poll)
+      .toBe(true);
+    const { conf } = await hubConf();
+    expect((JSON.parse(/routes: (\[.*\])/.exec(conf)![1]!) as string[]).sort()).toEqual(
+      ['nats://10.0.0.8:6222', `nats://${HUB.host}:6222`].sort(),
+    );
+    // Acknowledged by the tick that fetched it (hubConf polls), so the next list no longer asks.
+    await hubEdgelet.poll();
+    expect((await hubEdgelet.loadMicroservices()).find((microservice) => microservice.isNats)!.rebuild).toBe(
+      false,
+    );
+  });
+
+  it('returns the hub to the single-server template when that server becomes a leaf', async () => {
+    // Prepare
+    const server = await agentUuid('fog-server');
+
+    // Act
+    expect((await api.patch(`/api/v3/iofog/${server}`, { natsMode: 'leaf' })).status).toBe(204);
+
+    // Assess
+    await expect.poll(async () => (await hubConf()).conf, poll).not.toContain('cluster: {');
+    expect((await hubConf()).conf).toContain(`advertise: ${HUB.host}`);
+  });
+
+  it('removes every NATS file and the microservice of an agent set to natsMode none', async () => {
+    // Prepare
+    const leaf = await createAgent(api, { name: 'fog-quiet', host: '10.0.0.9' });
+    const key = await api.get<{ key: string }>(`/api/v3/iofog/${leaf}/provisioning-key`);
+    const edgelet = new ScriptedAgent(t.runtime.url);
+    await edgelet.provision(key.body.key, 1);
+    const natsMounts = async () =>
+      ((await edgelet.loadVolumeMounts()) as { name: string }[])
+        .map((mount) => mount.name)
+        .filter((name) => name.startsWith('nats-'));
+    await expect.poll(natsMounts, poll).toHaveLength(5);
+
+    // Act
+    expect((await api.patch(`/api/v3/iofog/${leaf}`, { natsMode: 'none' })).status).toBe(204);
+
+    // Assess
+    await expect.poll(natsMounts, poll).toEqual([]);
+    expect((await edgelet.loadMicroservices()).filter((microservice) => microservice.isNats)).toEqual([]);
+    const certificates = async () =>
+      (await api.get<{ certificates: { name: string }[] }>('/api/v3/certificates')).body.certificates
+        .map((certificate) => certificate.name)
+        .filter((name) => name.endsWith('-fog-quiet'))
+        .sort();
+    await expect
+      .poll(certificates, poll)
+      .toEqual(['router-local-server-fog-quiet', 'router-site-server-fog-quiet']);
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    [
+      'the system agent leaving server mode',
+      { natsMode: 'leaf' },
+      "Field 'natsMode': the system agent must stay server",
+    ],
+  ])('refuses %s (400)', async (_case, patch, message) => {
+    // Act
+    const response = await api.patch<{ name: string; message: string }>(`/api/v3/iofog/${hubUuid}`, patch);
+
+    // Assess
+    expect(response.status).toBe(400);
+    expect(response.body.message).toContain(message);
+  });
+
+  it('refuses a leaf whose upstream is not a NATS server, naming it', async () => {
+    // Act
+    const response = await api.post<{ name: string; message: string }>('/api/v3/iofog', {
+      name: 'fog-lost',
+      host: '10.0.0.10',
+      upstreamNatsServers: ['fog-quiet'],
+    });
+
+    // Assess
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 400,
+      body: {
+        name: 'ValidationError',
+        message:
+          'Field \'upstreamNatsServers\': "fog-quiet" is not a NATS server (an agent with natsMode server, or default-nats-hub)',
+      },
     });
   });
 });

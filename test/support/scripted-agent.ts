@@ -37,6 +37,8 @@ export interface ParsedMicroservice {
   registryId: number;
   isRouter: boolean;
   isNats: boolean;
+  /** Edgelet recreates the container when set. */
+  rebuild: boolean;
   hostNetworkMode: boolean;
   env: { key: string; value: string }[];
   capAdd: string[];
@@ -480,6 +482,7 @@ function parseMicroservice(data: Record<string, unknown>): ParsedMicroservice | 
     registryId: typeof data.registryId === 'number' ? data.registryId : 0,
     isRouter: flag('isRouter'),
     isNats: flag('isNats'),
+    rebuild: flag('rebuild'),
     hostNetworkMode: flag('hostNetworkMode'),
     env: (Array.isArray(data.env) ? (data.env as Record<string, unknown>[]) : [])
       .map((entry) => ({ key: String(entry?.key ?? ''), value: String(entry?.value ?? '') }))
