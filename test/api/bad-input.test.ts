@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { allRoutes } from '../../functions/api/openapi.js';
 import { checkoutYaml } from '../fixtures/seed-000.js';
-import { CHECKOUT_MICROSERVICE, createAgent, createSeedWorld } from '../fixtures/world.js';
+import { CHECKOUT_MICROSERVICE, createAgent, createSeedWorld, fabricSettled } from '../fixtures/world.js';
 import { type ApiClient, type ApiResponse, eventually } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 
@@ -1075,8 +1075,10 @@ beforeAll(async () => {
     agentName: 'dumb',
   });
   expect(legacyMicroservice.status).toBe(201);
-  // Every case starts from a ready checkout service whose listener is on the hub.
+  // Every case starts from a ready checkout service whose listener is on the hub, and agents whose
+  // fabric (certificates, NATS files) is made, so nothing moves between a case's snapshots.
   await checkoutReady();
+  await fabricSettled(api);
 });
 
 function checkoutReady() {

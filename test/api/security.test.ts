@@ -6,7 +6,7 @@ import { generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_AUDIENCE, LOCAL_ISSUER, mintUserToken } from '../../infra/local/auth.js';
 import { documentClient } from '../../shared/store/client.js';
-import { createAgent, createHub } from '../fixtures/world.js';
+import { createAgent, createHub, fabricSettled } from '../fixtures/world.js';
 import { ApiClient, type ApiResponse, eventually } from '../support/client.js';
 import { type RuntimeProcess, spawnRuntime, waitForExit } from '../support/process.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
@@ -192,6 +192,7 @@ beforeAll(async () => {
   );
   ({ agent: agentA, privateKey: privateKeyOfA } = await provisionedAgent(uuids.a));
   ({ agent: agentB } = await provisionedAgent(uuids.b));
+  await fabricSettled(api);
 });
 
 afterAll(async () => {
