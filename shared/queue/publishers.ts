@@ -43,7 +43,7 @@ export async function enqueueFogReconciles(routerKeys: Iterable<string>, service
   const messages: FogReconcileMessage[] = await Promise.all(
     [...new Set(routerKeys)].map(async (routerKey) => ({
       routerKey,
-      seq: await nextRouterRequest(routerKey),
+      seq: await nextRouterRequest(routerKey, service === undefined),
       service,
     })),
   );
@@ -69,13 +69,21 @@ export async function enqueueFogReconciles(routerKeys: Iterable<string>, service
   }
 }
 
-async function nextRouterRequest(routerKey: string): Promise<number> {
+/**
+ * The next request number of a router. A request not about one service (an agent change, a CA import,
+ * a re-drive) also stamps `fabricRequested`: the worker that covers it runs the agent's fabric steps
+ * (certificates, NATS), which a service fan-out alone does not need.
+ */
+async function nextRouterRequest(routerKey: string, fabric: boolean): Promise<number> {
+  const next = 'if_not_exists(requested, :zero) + :one';
   const { Attributes } = await documentClient().send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.routerRequests(routerKey),
-      UpdateExpression: 'ADD requested :one',
-      ExpressionAttributeValues: { ':one': 1 },
+      UpdateExpression: fabric
+        ? `SET requested = ${next}, fabricRequested = ${next}`
+        : `SET requested = ${next}`,
+      ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
       ReturnValues: 'UPDATED_NEW',
     }),
   );

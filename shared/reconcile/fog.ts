@@ -46,8 +46,13 @@ export async function reconcileFog(message: FogReconcileMessage): Promise<void> 
   }
   const agent = routerKey === DEFAULT_ROUTER ? undefined : await getAgentRow(routerKey);
   const defaultRouter = await getDefaultRouter();
+  // A service fan-out changes bridges only: the agent's own part (its token index, certificates, NATS) is
+  // recomputed when a request not about one service is among those this computation covers.
+  const fabric =
+    routerKey !== DEFAULT_ROUTER &&
+    (!message.service || (requests.fabricRequested ?? 0) > (requests.fabricCompleted ?? 0));
   let routerWaits: string | null = null;
-  if (agent) {
+  if (agent && fabric) {
     await syncAgentTokenIndex(agent);
     // Certificates before the router config: the config names only the ones that exist.
     routerWaits = await timeStep('fog: platform', () => reconcilePlatform(agent, defaultRouter));
@@ -58,8 +63,8 @@ export async function reconcileFog(message: FogReconcileMessage): Promise<void> 
   if (result.managed && message.service) {
     await verifyServiceEntries(routerKey, result.config, message.service, agent, defaultRouter);
   }
-  if (routerKey !== DEFAULT_ROUTER) await reconcileAgentNats(routerKey, agent, routerWaits);
-  await markRouterRequestsCompleted(routerKey, coveredUpTo);
+  if (fabric) await reconcileAgentNats(routerKey, agent, routerWaits);
+  await markRouterRequestsCompleted(routerKey, coveredUpTo, fabric);
   if (agent && agent.observedGeneration < agent.generation) {
     await replaceAgentRow({ ...agent, observedGeneration: agent.generation }, agent);
   }

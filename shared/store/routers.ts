@@ -92,6 +92,9 @@ export async function putRouterConfig(
 export interface RouterRequestsRow {
   requested?: number;
   completed?: number;
+  /** The last request that asked for the agent's fabric steps, and the last computation that ran them. */
+  fabricRequested?: number;
+  fabricCompleted?: number;
 }
 
 export async function getRouterRequests(routerKey: string): Promise<RouterRequestsRow> {
@@ -101,20 +104,41 @@ export async function getRouterRequests(routerKey: string): Promise<RouterReques
   return {
     requested: Item?.requested as number | undefined,
     completed: Item?.completed as number | undefined,
+    fabricRequested: Item?.fabricRequested as number | undefined,
+    fabricCompleted: Item?.fabricCompleted as number | undefined,
   };
 }
 
-/** Records that every request up to `seq` is covered by a finished computation. */
-export async function markRouterRequestsCompleted(routerKey: string, seq: number): Promise<void> {
-  await conditionalWrite(
+/**
+ * Records that every request up to `seq` is covered by a finished computation (and, when it ran the
+ * fabric steps, every fabric request up to `seq` too).
+ */
+export async function markRouterRequestsCompleted(
+  routerKey: string,
+  seq: number,
+  fabric = false,
+): Promise<void> {
+  const marked = await conditionalWrite(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.routerRequests(routerKey),
-      UpdateExpression: 'SET completed = :seq',
+      UpdateExpression: fabric ? 'SET completed = :seq, fabricCompleted = :seq' : 'SET completed = :seq',
       ConditionExpression: 'attribute_not_exists(completed) OR completed < :seq',
       ExpressionAttributeValues: { ':seq': seq },
     }),
   );
+  if (fabric && !marked) {
+    // A computation that ran the fabric steps but whose `completed` lost to a later one still counts.
+    await conditionalWrite(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.routerRequests(routerKey),
+        UpdateExpression: 'SET fabricCompleted = :seq',
+        ConditionExpression: 'attribute_not_exists(fabricCompleted) OR fabricCompleted < :seq',
+        ExpressionAttributeValues: { ':seq': seq },
+      }),
+    );
+  }
 }
 
 export async function deleteRouterConfig(routerKey: string): Promise<void> {
