@@ -130,6 +130,13 @@ export function remoteHub(api: ApiClient, observer: Observer): HubDocument {
     controlPlane: 'remote',
     setUp: async () => {
       hubKey = await createAgent(api, { name: 's1-hub', host: 'hub.example.com' });
+      // The burst measures services against a provisioned hub, not the hub's own first provisioning
+      // (CAs, certificates, NATS files) running at the same time.
+      for (;;) {
+        const agent = await api.get<{ platformStatus?: { phase: string } }>(`/api/v3/iofog/${hubKey}`);
+        if (agent.body.platformStatus?.phase === 'ready') break;
+        await sleep(200);
+      }
     },
     listeners: async () => (await observer.routerConfig(hubKey)).listeners,
   };

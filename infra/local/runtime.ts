@@ -9,7 +9,6 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import dynalite from 'dynalite';
 import { startFauxqs } from 'fauxqs';
 import * as openapi from '../../functions/api/openapi.js';
 import * as fogWorker from '../../functions/workers/fog-reconcile.js';
@@ -21,6 +20,7 @@ import { sweep } from '../../shared/reconcile/sweeper.js';
 import { createTableInput } from '../../shared/store/table.js';
 import { apiGatewayAdapter, type HttpHandler } from './api-gateway.js';
 import { ensureSecretsKey, setUpLocalAuth } from './auth.js';
+import { startDynaliteThread } from './dynalite-thread.js';
 import { ensureQueues, type QueueUrls } from './queues.js';
 import { rebuildIndexEntries } from './reindex.js';
 import { type SqsHandler, startSqsPoller } from './sqs-poller.js';
@@ -56,7 +56,8 @@ export interface LocalRuntime {
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /**
- * The whole product in one process: dynalite (persisted under the data folder) and fauxqs stand in
+ * The whole product in one process: dynalite (in a worker thread of its own, persisted under the data
+ * folder) and fauxqs stand in
  * for DynamoDB and SQS, the real API handlers sit behind an API Gateway v2 adapter, and SQS pollers
  * drive the real worker handlers with Lambda's batch semantics. Every invocation runs in this runtime's
  * own context (configuration and clients), so several runtimes can share one process.
@@ -66,14 +67,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const dataDir = resolve(options.dataDir ?? base.local.dataDir);
   mkdirSync(dataDir, { recursive: true });
 
-  const dynamo = dynalite({
-    path: resolve(dataDir, 'dynamodb'),
-    createTableMs: 0,
-    deleteTableMs: 0,
-    updateTableMs: 0,
-  });
-  await new Promise<void>((done) => dynamo.listen(0, '127.0.0.1', () => done()));
-  const dynamodbEndpoint = `http://127.0.0.1:${(dynamo.address() as AddressInfo).port}`;
+  const dynamo = await startDynaliteThread(resolve(dataDir, 'dynamodb'));
+  const dynamodbEndpoint = dynamo.endpoint;
   const fauxqs = await startFauxqs({ port: 0, logger: false });
   const sqsEndpoint = fauxqs.address;
 
@@ -197,7 +192,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       });
       await Promise.all(pollers.map((poller) => poller.stop()));
       await fauxqs.stop();
-      await new Promise<void>((done) => dynamo.close(() => done()));
+      await dynamo.stop();
       sqs.destroy();
       disposeContext(context);
     },

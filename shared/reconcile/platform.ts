@@ -85,7 +85,7 @@ export async function ensureCertificate(
   ) {
     return false;
   }
-  const issued = issueCertificate(
+  const issued = await issueCertificate(
     { certPem: ca.certPem, keyPem: await openSecret(ca.keySealed, ca.name) },
     {
       commonName: spec.commonName,

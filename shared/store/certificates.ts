@@ -98,7 +98,7 @@ export async function selfSignedCertificateAuthorityRow(
   subject: string,
   validityDays: number,
 ): Promise<CertificateRow> {
-  const pem = createCertificateAuthority(subject, { validityDays });
+  const pem = await createCertificateAuthority(subject, { validityDays });
   const facts = certificateFacts(pem.certPem);
   const now = new Date().toISOString();
   return {

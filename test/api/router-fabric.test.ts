@@ -233,6 +233,12 @@ beforeAll(async () => {
       ? true
       : undefined;
   }, "fog-a's link to the hub and the checkout listener");
+  // The hub's edge listener appears once the hub's own certificates are issued (its reconcile may finish
+  // after fog-a's).
+  await eventually(
+    async () => ((await pulled(hub)).config.listeners?.[`${hubUuid}-edge`] ? true : undefined),
+    "the hub's edge listener",
+  );
 }, 120_000);
 
 afterAll(async () => {

@@ -131,7 +131,7 @@ beforeAll(async () => {
   expect(created.map((response) => response.status)).toEqual([201, 201, 201, 201, 201]);
   // The operator's CA Secrets (all four fleet CAs), imported as the operator does.
   for (const name of ['router-site-ca', 'default-router-local-ca', 'nats-site-ca', 'default-nats-local-ca']) {
-    const ca = createCertificateAuthority(name);
+    const ca = await createCertificateAuthority(name);
     const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
     const secret = await k8s.post(`/api/v1/namespaces/${NAMESPACE}/secrets`, {
       apiVersion: 'v1',

@@ -275,8 +275,8 @@ describe('a tampered file breaks the leaf link', () => {
   it('refuses a leaf certificate signed by another CA', async () => {
     // Prepare
     const leaf = agent('fog-l');
-    const stranger = createCertificateAuthority('nats-site-ca');
-    const forged = issueCertificate(stranger, { commonName: 'nats-server-fog-l', hosts: [leaf.host] });
+    const stranger = await createCertificateAuthority('nats-site-ca');
+    const forged = await issueCertificate(stranger, { commonName: 'nats-server-fog-l', hosts: [leaf.host] });
 
     const hubLogBefore = servers.get('hub')!.log().length;
 

@@ -16,8 +16,8 @@ import {
 
 const DAY_MS = 86_400_000;
 const now = new Date('2026-12-01T00:00:00Z');
-const ca = createCertificateAuthority('router-site-ca', { now });
-const leaf = issueCertificate(ca, {
+const ca = await createCertificateAuthority('router-site-ca', { now });
+const leaf = await issueCertificate(ca, {
   commonName: 'a1b2c3',
   hosts: ['hub.example.com', '10.0.0.5', '2001:db8::5'],
   now,
