@@ -83,6 +83,7 @@ export async function runBurst(
     sqsMessagesPerService: round((usage.sqsMessagesSent / settings.n) * 100) / 100,
     lost,
     duplicatePorts: ports.length - new Set(ports).size,
+    callsPerOperation: callsPerOperation(),
     steps: Object.fromEntries(
       Object.entries(usage.steps)
         .sort(([, a], [, b]) => b.totalMs - a.totalMs)
@@ -108,6 +109,12 @@ export async function runBurst(
     'SQS messages per service': result.sqsMessagesPerService,
     'lost hub entries': result.lost,
     'duplicate ports': result.duplicatePorts,
+    ...Object.fromEntries(
+      Object.entries(result.callsPerOperation).map(([kind, calls]) => [
+        `store/queue calls per ${kind} (mean / max)`,
+        `${calls.mean} / ${calls.max}`,
+      ]),
+    ),
   });
   console.log('S1 steps, slowest total first');
   console.table(result.steps);
@@ -115,6 +122,16 @@ export async function runBurst(
 }
 
 const round = (value: number) => Math.round(value);
+
+/** DynamoDB and SQS calls made inside each kind of operation (mean and max per operation). */
+export function callsPerOperation(): Record<string, { mean: number; max: number; count: number }> {
+  return Object.fromEntries(
+    Object.entries(usage.operations).map(([kind, entry]) => [
+      kind,
+      { mean: Math.round((entry.calls / entry.count) * 100) / 100, max: entry.maxCalls, count: entry.count },
+    ]),
+  );
+}
 
 /** Where the hub document lives: the default router's config (remote) or the operator's ConfigMap. */
 export interface HubDocument {

@@ -3,6 +3,7 @@ import { resetUsage, usage } from '../../shared/metrics/usage.js';
 import { sweep } from '../../shared/reconcile/sweeper.js';
 import type { ApiClient } from '../../test/support/client.js';
 import { createAgent, type Observer, percentile, sleep, withClients } from '../support.js';
+import { callsPerOperation } from './burst.js';
 
 /**
  * S2 fan-out: A agents tagged `all` must all get one new service's listener; then a tag change on the
@@ -45,6 +46,7 @@ export async function runFanOut(
   const listenerEverywhereMs = Date.now() - started;
   const createReconciles = usage.routerReconciles;
   const createReads = usage.dynamodbReadUnits;
+  const createCalls = callsPerOperation()['fog reconcile'];
 
   resetUsage();
   const tagStarted = Date.now();
@@ -60,6 +62,7 @@ export async function runFanOut(
     listenerOnEveryAgentMs: listenerEverywhereMs,
     fogReconcilesForCreate: createReconciles,
     readUnitsPerFogReconcileOnCreate: round2(createReads / Math.max(1, createReconciles)),
+    callsPerFogReconcileOnCreate: createCalls,
     tagChangeConvergedMs: tagChangeMs,
     fogReconcilesForTagChange: tagReconciles,
     readUnitsPerFogReconcileOnTagChange: round2(tagReads / Math.max(1, tagReconciles)),
@@ -71,6 +74,9 @@ export async function runFanOut(
     'new service on every agent (ms)': result.listenerOnEveryAgentMs,
     'fog reconciles (create)': result.fogReconcilesForCreate,
     'DynamoDB RCU per fog reconcile (create)': result.readUnitsPerFogReconcileOnCreate,
+    'store/queue calls per fog reconcile (create; mean / max)': createCalls
+      ? `${createCalls.mean} / ${createCalls.max}`
+      : 'none',
     'tag change converged on every agent (ms)': result.tagChangeConvergedMs,
     'fog reconciles (tag change)': result.fogReconcilesForTagChange,
     'DynamoDB RCU per fog reconcile (tag change)': result.readUnitsPerFogReconcileOnTagChange,

@@ -79,8 +79,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     credentials: LOCAL_CREDENTIALS,
     useQueueUrlAsEndpoint: false,
   });
+  const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 10;
   const queues = await ensureQueues(sqs, {
-    visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 10,
+    visibilityTimeoutSeconds,
     maxReceiveCount: base.maxReceiveCount,
   });
   const { auth, adminToken } = await setUpLocalAuth(dataDir, base.auth);
@@ -129,6 +130,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       handler: inContext(serviceWorker.handler) as SqsHandler,
       concurrency,
       batchSize: 10,
+      visibilityTimeoutSeconds,
       onError,
     }),
     startSqsPoller({
@@ -139,6 +141,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       handler: inContext(fogWorker.handler) as SqsHandler,
       concurrency,
       batchSize: 10,
+      visibilityTimeoutSeconds,
       onError,
     }),
   ];

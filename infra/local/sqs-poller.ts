@@ -1,4 +1,5 @@
 import {
+  ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   type Message,
   ReceiveMessageCommand,
@@ -18,6 +19,8 @@ export interface PollerOptions {
   /** Concurrent receive loops, like Lambda's concurrent batches for one event source. */
   concurrency: number;
   batchSize: number;
+  /** The queue's visibility timeout: a batch still being handled is kept invisible in steps of it. */
+  visibilityTimeoutSeconds: number;
   onError?: (error: unknown) => void;
 }
 
@@ -25,6 +28,9 @@ export interface PollerOptions {
  * Drives a worker handler the way Lambda's SQS event source does: receive a batch, invoke, delete the
  * records the handler did not report in batchItemFailures, leave the rest to reappear after the
  * visibility timeout (and go to the DLQ after maxReceiveCount). A handler that throws fails the batch.
+ * While a batch runs its messages stay invisible (renewed every half timeout): in AWS the function's
+ * timeout is below the queue's visibility timeout, so a running invocation is never handed out twice;
+ * the local queues' timeout is short only so that failed messages come back quickly.
  */
 export function startSqsPoller(options: PollerOptions): { stop: () => Promise<void> } {
   let running = true;
@@ -56,12 +62,31 @@ export function startSqsPoller(options: PollerOptions): { stop: () => Promise<vo
   async function invoke(messages: Message[]): Promise<void> {
     const event: SQSEvent = { Records: messages.map((message) => toRecord(message, options.queueArn)) };
     let failed = new Set<string>();
+    const keepInvisible = setInterval(
+      () => {
+        options.sqs
+          .send(
+            new ChangeMessageVisibilityBatchCommand({
+              QueueUrl: options.queueUrl,
+              Entries: messages.map((message, index) => ({
+                Id: String(index),
+                ReceiptHandle: message.ReceiptHandle!,
+                VisibilityTimeout: options.visibilityTimeoutSeconds,
+              })),
+            }),
+          )
+          .catch((error: unknown) => options.onError?.(error));
+      },
+      (options.visibilityTimeoutSeconds * 1000) / 2,
+    );
     try {
       const response = await options.handler(event, lambdaContext(options.functionName));
       failed = new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
     } catch (error) {
       options.onError?.(error);
       return;
+    } finally {
+      clearInterval(keepInvisible);
     }
     const done = messages.filter((message) => !failed.has(message.MessageId!));
     if (done.length === 0) return;

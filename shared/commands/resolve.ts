@@ -5,7 +5,7 @@ import type { ServiceSpec } from '../domain/service.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import { type AgentRow, getAgentRow, getAgentUuidByName } from '../store/agents.js';
 import { getApplication, getMicroservice, getMicroserviceUuidByName } from '../store/applications.js';
-import { getDefaultRouter } from '../store/routers.js';
+import { type DefaultRouterRow, getDefaultRouter } from '../store/routers.js';
 
 /** An agent by uuid or by name. */
 export async function findAgent(reference: string): Promise<AgentRow | undefined> {
@@ -22,7 +22,7 @@ export async function findAgent(reference: string): Promise<AgentRow | undefined
 export async function resolveServiceResource(
   spec: ServiceSpec,
   field = 'resource',
-): Promise<{ resource: string; siteKey: string }> {
+): Promise<{ resource: string; siteKey: string; defaultRouter?: DefaultRouterRow }> {
   const kubernetes = config().controlPlane === 'kubernetes';
   const typeField = field === 'resource' ? 'type' : field.replace('resource', 'type');
   const bridgeField = field === 'resource' ? 'defaultBridge' : field.replace('resource', 'defaultBridge');
@@ -55,8 +55,11 @@ export async function resolveServiceResource(
         `Field '${field}': the hub router may not dial ${JSON.stringify(spec.resource)} (denied by ${JSON.stringify(denied)} in DENIED_RESOURCE_ADDRESSES)`,
       );
     }
-    await requireDefaultRouter(spec.name);
-    return { resource: spec.resource, siteKey: DEFAULT_ROUTER };
+    return {
+      resource: spec.resource,
+      siteKey: DEFAULT_ROUTER,
+      defaultRouter: await requireDefaultRouter(spec.name),
+    };
   }
 
   let agent: AgentRow | undefined;
@@ -83,8 +86,9 @@ export async function resolveServiceResource(
       `Field '${field}': ${what} ${JSON.stringify(agent.name)}, whose router mode is none; a TCP bridge service requires a router on the agent`,
     );
   }
+  let defaultRouter: DefaultRouterRow | undefined;
   if (spec.defaultBridge === DEFAULT_ROUTER) {
-    await requireDefaultRouter(spec.name);
+    defaultRouter = await requireDefaultRouter(spec.name);
   } else if (!agent.upstreamRouters.includes(spec.defaultBridge)) {
     throw new ValidationError(
       `Field '${bridgeField}': ${JSON.stringify(spec.defaultBridge)} is not an upstream router of agent ${JSON.stringify(agent.name)} (upstreams: ${agent.upstreamRouters.join(', ') || 'none'})`,
@@ -97,7 +101,7 @@ export async function resolveServiceResource(
       );
     }
   }
-  return { resource: stored, siteKey: agent.uuid };
+  return { resource: stored, siteKey: agent.uuid, ...(defaultRouter ? { defaultRouter } : {}) };
 }
 
 async function findMicroservice(resource: string, field: string) {
@@ -123,10 +127,12 @@ async function findMicroservice(resource: string, field: string) {
   return microservice;
 }
 
-async function requireDefaultRouter(serviceName: string) {
-  if (!(await getDefaultRouter())) {
+async function requireDefaultRouter(serviceName: string): Promise<DefaultRouterRow> {
+  const defaultRouter = await getDefaultRouter();
+  if (!defaultRouter) {
     throw new ConflictError(
       `Service ${serviceName} needs the default router, and none is registered: create the first agent or PUT /api/v3/router`,
     );
   }
+  return defaultRouter;
 }

@@ -3,15 +3,16 @@ import { assignedAddress, portOwner } from '../domain/placement.js';
 import type { ServiceSpec, ServiceView } from '../domain/service.js';
 import { type CreateServiceBody, type PatchServiceBody, toServiceSpec } from '../domain/service-schema.js';
 import { ContentionError, NotFoundError, ValidationError } from '../errors.js';
-import { timeStep } from '../metrics/usage.js';
+import { countOperation, timeStep } from '../metrics/usage.js';
 import { enqueueServiceReconcile } from '../queue/publishers.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
-import { claimBridgePort, releaseBridgePort } from '../store/ports.js';
+import { claimBridgePort, claimNewBridgePort, releaseBridgePort } from '../store/ports.js';
 import { getDefaultRouter } from '../store/routers.js';
 import {
   getServiceRow,
   listServiceRows,
   putNewServiceRow,
+  putServiceRowIfAbsent,
   replaceServiceRow,
   type ServiceRow,
   toServiceView,
@@ -30,50 +31,87 @@ export async function getService(name: string): Promise<ServiceView> {
 }
 
 /**
- * Creates a service: row first (the name's uniqueness), then its bridge port, then the reconcile
- * message. Each step is idempotent and the worker repeats whatever an interrupted create left out.
+ * Creates a service. The common case (a name never used, or whose tombstone is gone) takes a bridge port
+ * and writes the row with it in one conditional put: six store and queue calls in all. A name with a
+ * live row is a 409; one whose deletion is still being cleaned up takes the careful path (row first,
+ * over the tombstone, then the port). Each step is idempotent and the worker repeats whatever an
+ * interrupted create left out; a port claimed for a row that was never written is released by the
+ * sweeper.
  */
-export async function createService(body: CreateServiceBody, source: Source): Promise<ServiceView> {
+export function createService(body: CreateServiceBody, source: Source): Promise<ServiceView> {
+  return countOperation('create service', () => createServiceCounted(body, source));
+}
+
+async function createServiceCounted(body: CreateServiceBody, source: Source): Promise<ServiceView> {
   const spec = toServiceSpec(body);
-  const { resource, siteKey } = await timeStep('api: resolve references', () =>
+  const { resource, siteKey, defaultRouter } = await timeStep('api: resolve references', () =>
     resolveServiceResource(spec, fieldName(source, 'resource')),
   );
   const now = new Date().toISOString();
   const { controlPlane } = config();
-  const row = await timeStep('api: write service row', () =>
-    putNewServiceRow({
-      ...spec,
-      resource,
-      ...assignedAddress(controlPlane, { ...spec, bridgePort: null, serviceEndpoint: null }, null),
-      bridgePort: null,
-      provisioningStatus: 'pending',
-      provisioningError: null,
-      generation: 1,
-      observedGeneration: 0,
-      incarnation: 1,
-      siteKey,
-      deleted: false,
-      createdAt: now,
-      updatedAt: now,
-    }),
+  const hubHost =
+    controlPlane === 'remote' ? ((defaultRouter ?? (await getDefaultRouter()))?.host ?? null) : null;
+  const base: ServiceRow = {
+    ...spec,
+    resource,
+    ...assignedAddress(controlPlane, { ...spec, bridgePort: null, serviceEndpoint: null }, null),
+    bridgePort: null,
+    provisioningStatus: 'pending',
+    provisioningError: null,
+    generation: 1,
+    observedGeneration: 0,
+    incarnation: 1,
+    siteKey,
+    deleted: false,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const stored =
+    (await timeStep('api: claim port and write row', () => createFreshService(base, hubHost))) ??
+    (await createOverExistingRow(base, hubHost));
+  await timeStep('api: enqueue reconcile', () =>
+    enqueueServiceReconcile({ name: stored.name, generation: stored.generation }, 'create', stored.createdAt),
   );
+  return toServiceView(stored);
+}
+
+const withPort = (row: ServiceRow, bridgePort: number, hubHost: string | null): ServiceRow => ({
+  ...row,
+  bridgePort,
+  ...assignedAddress(config().controlPlane, { ...row, bridgePort }, hubHost),
+});
+
+/** The port, then the row with it, written only if the name has no row at all; undefined otherwise. */
+async function createFreshService(base: ServiceRow, hubHost: string | null): Promise<ServiceRow | undefined> {
+  const owner = portOwner(base);
+  const port = await claimNewBridgePort(owner, config().bridgePorts);
+  if (port === undefined) return undefined;
+  const row = withPort(base, port, hubHost);
+  if (await putServiceRowIfAbsent(row)) return row;
+  // The name is taken. The port goes back at once unless a live row of the same owner may be using it (a
+  // concurrent create of the same name can adopt this claim); then the sweeper decides once it settled.
+  // A tombstone never claims: the create over it takes the next incarnation's port.
+  const existing = await getServiceRow(base.name);
+  const adoptable =
+    existing !== undefined &&
+    !existing.deleted &&
+    portOwner(existing) === owner &&
+    (existing.bridgePort === null || existing.bridgePort === port);
+  if (!adoptable) await releaseBridgePort(port, owner, config().bridgePorts);
+  return undefined;
+}
+
+/** The careful path: the row over a tombstone (or 409 for a live one), then its port. */
+async function createOverExistingRow(base: ServiceRow, hubHost: string | null): Promise<ServiceRow> {
+  const row = await timeStep('api: write service row', () => putNewServiceRow(base));
   const bridgePort = await timeStep('api: claim bridge port', () =>
     claimBridgePort(portOwner(row), config().bridgePorts),
   );
-  const hubHost = controlPlane === 'remote' ? ((await getDefaultRouter())?.host ?? null) : null;
-  const assigned: ServiceRow = {
-    ...row,
-    bridgePort,
-    ...assignedAddress(controlPlane, { ...row, bridgePort }, hubHost),
-  };
+  const assigned = withPort(row, bridgePort, hubHost);
   // A concurrent delete may have won; then the worker sees the tombstone and nothing is half-written.
-  const stored = (await replaceServiceRow(assigned, row.generation))
+  return (await replaceServiceRow(assigned, row.generation))
     ? assigned
     : ((await getServiceRow(row.name)) ?? assigned);
-  await timeStep('api: enqueue reconcile', () =>
-    enqueueServiceReconcile({ name: row.name, generation: row.generation }, 'create', row.createdAt),
-  );
-  return toServiceView(stored);
 }
 
 export function updateServiceFromJson(name: string, body: PatchServiceBody): Promise<void> {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { config } from '../context.js';
 
 /**
@@ -15,6 +16,8 @@ export interface Usage {
   hubWrites: number;
   /** Time spent per named step, summed over all calls, and the number of calls. */
   steps: Record<string, { totalMs: number; calls: number }>;
+  /** Store and queue calls made inside each kind of operation (`create service`, `fog reconcile`). */
+  operations: Record<string, { count: number; calls: number; maxCalls: number }>;
 }
 
 export const usage: Usage = {
@@ -25,6 +28,7 @@ export const usage: Usage = {
   routerReconciles: 0,
   hubWrites: 0,
   steps: {},
+  operations: {},
 };
 
 export function metering(): boolean {
@@ -39,6 +43,33 @@ export function resetUsage(): void {
   usage.routerReconciles = 0;
   usage.hubWrites = 0;
   usage.steps = {};
+  usage.operations = {};
+}
+
+const operationScope = new AsyncLocalStorage<{ calls: number }>();
+
+/**
+ * Runs `work` as one operation of `kind`, counting the DynamoDB and SQS calls made inside it (when
+ * metering): what `npm run bench` reports as calls per create and per fog reconcile.
+ */
+export async function countOperation<T>(kind: string, work: () => Promise<T>): Promise<T> {
+  if (!metering()) return work();
+  const scope = { calls: 0 };
+  try {
+    return await operationScope.run(scope, work);
+  } finally {
+    const entry = usage.operations[kind] ?? { count: 0, calls: 0, maxCalls: 0 };
+    entry.count += 1;
+    entry.calls += scope.calls;
+    entry.maxCalls = Math.max(entry.maxCalls, scope.calls);
+    usage.operations[kind] = entry;
+  }
+}
+
+/** Counts one store or queue call in the operation it belongs to, if any. */
+export function recordServiceCall(): void {
+  const scope = operationScope.getStore();
+  if (scope) scope.calls += 1;
 }
 
 /** Runs `work`, adding its duration to step `name` when metering. */
@@ -67,6 +98,7 @@ const READS = new Set([
 /** Records one DynamoDB call and the capacity DynamoDB reported for it. */
 export function recordDynamoDbCall(commandName: string, consumed: unknown): void {
   usage.dynamodbCalls[commandName] = (usage.dynamodbCalls[commandName] ?? 0) + 1;
+  recordServiceCall();
   const entries = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
   for (const entry of entries as { CapacityUnits?: number }[]) {
     const units = Number(entry.CapacityUnits ?? 0);

@@ -1,6 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { perContext } from '../context.js';
-import { usage } from '../metrics/usage.js';
+import { recordServiceCall, usage } from '../metrics/usage.js';
 
 /**
  * One SQS client per context. With an endpoint override (LocalStack, the embedded runtime) requests go
@@ -19,6 +19,7 @@ export const sqsClient = perContext(function sqsClient(settings): SQSClient {
       (next, context) => async (args) => {
         const input = args.input as { Entries?: unknown[] };
         if (context.commandName === 'SendMessageCommand') usage.sqsMessagesSent += 1;
+        recordServiceCall();
         if (context.commandName === 'SendMessageBatchCommand')
           usage.sqsMessagesSent += input.Entries?.length ?? 0;
         return next(args);

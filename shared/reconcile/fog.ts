@@ -4,20 +4,20 @@ import { DEFAULT_ROUTER, entriesFor, hubRouterKey, serviceSiteKey } from '../dom
 import { canonicalJson, type RouterConfig } from '../domain/router-config.js';
 import { connectorName, listenerName } from '../domain/router-objects.js';
 import { ReconcileError } from '../errors.js';
-import { timeStep, usage } from '../metrics/usage.js';
+import { countOperation, timeStep, usage } from '../metrics/usage.js';
 import type { FogReconcileMessage } from '../queue/messages.js';
-import { type AgentRow, getAgentRow, replaceAgentRow } from '../store/agents.js';
+import { type AgentRow, replaceAgentRow } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
 import { forgetApplied, getApplied } from '../store/applied.js';
+import { batchGetItems, keys } from '../store/client.js';
 import {
   type DefaultRouterRow,
   deleteRouterConfig,
-  getDefaultRouter,
-  getRouterConfig,
-  getRouterRequests,
   markRouterRequestsCompleted,
+  type RouterConfigRow,
+  type RouterRequestsRow,
 } from '../store/routers.js';
-import { getServiceRow } from '../store/services.js';
+import { getServiceRow, type ServiceRow } from '../store/services.js';
 import { syncTokenIndex } from '../store/token-index.js';
 import { NATS_HUB_KEY, reconcileNats } from './nats.js';
 import { reconcileNatsHub } from './nats-hub.js';
@@ -28,13 +28,18 @@ import { reconcileRouter, routerView } from './router.js';
  * The fog reconcile: converges one router (an agent's, or the standalone default router) and the agent's
  * token index. Requests already covered by a finished computation are skipped.
  */
-export async function reconcileFog(message: FogReconcileMessage): Promise<void> {
+export function reconcileFog(message: FogReconcileMessage): Promise<void> {
+  return countOperation('fog reconcile', () => reconcileFogCounted(message));
+}
+
+async function reconcileFogCounted(message: FogReconcileMessage): Promise<void> {
   const { routerKey } = message;
-  const requests = await getRouterRequests(routerKey);
+  const inputs = await readFogInputs(routerKey, message.service);
+  const { requests, agent, defaultRouter } = inputs;
   if (requests.completed !== undefined && message.seq <= requests.completed) {
     // A later computation covered this request, but it may have read an index that lagged the service
     // the request is about: that one service is checked, and only a router that misses it computes again.
-    if (!message.service || (await reflectsService(routerKey, message.service))) return;
+    if (!message.service || (await reflectsService(routerKey, message.service, inputs))) return;
   }
   const coveredUpTo = Math.max(requests.requested ?? 0, message.seq);
   usage.routerReconciles += 1;
@@ -44,10 +49,9 @@ export async function reconcileFog(message: FogReconcileMessage): Promise<void> 
     await markRouterRequestsCompleted(routerKey, coveredUpTo);
     return;
   }
-  const agent = routerKey === DEFAULT_ROUTER ? undefined : await getAgentRow(routerKey);
-  const defaultRouter = await getDefaultRouter();
-  // A service fan-out changes bridges only: the agent's own part (its token index, certificates, NATS) is
-  // recomputed when a request not about one service is among those this computation covers.
+  // A service fan-out changes bridges only: the agent's own part (its token index, certificates, NATS,
+  // the site part of its router config) is recomputed when a request not about one service is among
+  // those this computation covers.
   const fabric =
     routerKey !== DEFAULT_ROUTER &&
     (!message.service || (requests.fabricRequested ?? 0) > (requests.fabricCompleted ?? 0));
@@ -59,15 +63,68 @@ export async function reconcileFog(message: FogReconcileMessage): Promise<void> 
   }
   if (!agent && routerKey !== DEFAULT_ROUTER) await deleteRouterConfig(routerKey);
 
-  const result = await timeStep('fog: router reconcile', () => reconcileRouter(routerKey, defaultRouter));
+  const result = await timeStep('fog: router reconcile', () =>
+    reconcileRouter(routerKey, defaultRouter, {
+      ...(agent ? { agent } : {}),
+      current: inputs.routerConfig ?? null,
+      site: fabric,
+    }),
+  );
   if (result.managed && message.service) {
-    await verifyServiceEntries(routerKey, result.config, message.service, agent, defaultRouter);
+    await verifyServiceEntries(
+      routerKey,
+      result.config,
+      message.service,
+      agent,
+      defaultRouter,
+      inputs.service,
+    );
   }
   if (fabric) await reconcileAgentNats(routerKey, agent, routerWaits);
   await markRouterRequestsCompleted(routerKey, coveredUpTo, fabric);
   if (agent && agent.observedGeneration < agent.generation) {
     await replaceAgentRow({ ...agent, observedGeneration: agent.generation }, agent);
   }
+}
+
+interface FogInputs {
+  requests: RouterRequestsRow;
+  agent?: AgentRow;
+  defaultRouter?: DefaultRouterRow;
+  routerConfig?: RouterConfigRow;
+  /** The row of the service the request is about, read after the request was sent. */
+  service?: ServiceRow;
+}
+
+/**
+ * Everything a fog reconcile starts from, in one consistent batch read: the router's request counter,
+ * the agent, the default router, the stored router config, and the service the request names.
+ */
+async function readFogInputs(routerKey: string, service: string | undefined): Promise<FogInputs> {
+  const isAgent = routerKey !== DEFAULT_ROUTER && routerKey !== NATS_HUB_KEY;
+  const wanted = {
+    requests: keys.routerRequests(routerKey),
+    defaultRouter: keys.defaultRouter(),
+    routerConfig: keys.routerConfig(routerKey),
+    ...(isAgent ? { agent: keys.agent(routerKey) } : {}),
+    ...(service ? { service: keys.service(service) } : {}),
+  };
+  const names = Object.keys(wanted) as (keyof typeof wanted)[];
+  const found = await batchGetItems<Record<string, unknown>>(names.map((name) => wanted[name]!));
+  const item = <T>(name: keyof typeof wanted) => found.get(names.indexOf(name)) as T | undefined;
+  const requests = item<RouterRequestsRow>('requests') ?? {};
+  return {
+    requests: {
+      requested: requests.requested,
+      completed: requests.completed,
+      fabricRequested: requests.fabricRequested,
+      fabricCompleted: requests.fabricCompleted,
+    },
+    agent: item<AgentRow>('agent'),
+    defaultRouter: item<DefaultRouterRow>('defaultRouter'),
+    routerConfig: item<RouterConfigRow>('routerConfig'),
+    service: item<ServiceRow>('service'),
+  };
 }
 
 /**
@@ -111,8 +168,9 @@ async function verifyServiceEntries(
   serviceName: string,
   agent: AgentRow | undefined,
   defaultRouter: DefaultRouterRow | undefined,
+  service: ServiceRow | undefined,
 ): Promise<void> {
-  if (!(await holdsServiceAsPlaced(routerKey, routerConfig, serviceName, agent, defaultRouter))) {
+  if (!(await holdsServiceAsPlaced(routerKey, routerConfig, serviceName, agent, defaultRouter, service))) {
     throw new ReconcileError(
       `Router ${routerKey} does not reflect service ${serviceName} yet (index lag); retrying`,
     );
@@ -120,15 +178,17 @@ async function verifyServiceEntries(
 }
 
 /** Whether the router's stored config holds the named service's entries as placement wants them. */
-async function reflectsService(routerKey: string, serviceName: string): Promise<boolean> {
+async function reflectsService(routerKey: string, serviceName: string, inputs: FogInputs): Promise<boolean> {
   // The Kubernetes hub document is the operator's ConfigMap, re-checked by every service reconcile.
   if (routerKey === DEFAULT_ROUTER && config().controlPlane === 'kubernetes') return true;
-  const [stored, agent, defaultRouter] = await Promise.all([
-    getRouterConfig(routerKey),
-    routerKey === DEFAULT_ROUTER ? undefined : getAgentRow(routerKey),
-    getDefaultRouter(),
-  ]);
-  return holdsServiceAsPlaced(routerKey, stored?.config, serviceName, agent, defaultRouter);
+  return holdsServiceAsPlaced(
+    routerKey,
+    inputs.routerConfig?.config,
+    serviceName,
+    inputs.agent,
+    inputs.defaultRouter,
+    inputs.service,
+  );
 }
 
 async function holdsServiceAsPlaced(
@@ -137,9 +197,10 @@ async function holdsServiceAsPlaced(
   serviceName: string,
   agent: AgentRow | undefined,
   defaultRouter: DefaultRouterRow | undefined,
+  knownService: ServiceRow | undefined,
 ): Promise<boolean> {
   const [service, router] = await Promise.all([
-    getServiceRow(serviceName),
+    knownService ?? getServiceRow(serviceName),
     routerView(routerKey, defaultRouter, agent),
   ]);
   if (!router) return true;

@@ -40,6 +40,7 @@ import {
   getDefaultRouter,
   getRouterConfig,
   putRouterConfig,
+  type RouterConfigRow,
 } from '../store/routers.js';
 import {
   getServiceRow,
@@ -70,9 +71,10 @@ export async function reconcileRouter(
   routerKey: string,
   // A caller that has just read the default router passes it on instead of reading it again.
   knownDefaultRouter?: DefaultRouterRow,
+  known: KnownRouterInputs = {},
 ): Promise<RouterReconcileResult> {
   const defaultRouter = knownDefaultRouter ?? (await getDefaultRouter());
-  if (routerKey !== hubRouterKey(defaultRouter)) return writeRouterBridges(routerKey, defaultRouter);
+  if (routerKey !== hubRouterKey(defaultRouter)) return writeRouterBridges(routerKey, defaultRouter, known);
   const { hubLockLeaseMs } = config();
   const result = await withLock(
     `hub:${routerKey}`,
@@ -82,6 +84,17 @@ export async function reconcileRouter(
   );
   if (!result) throw new ContentionError(`The hub lock for router ${routerKey} stayed busy; will retry`);
   return result;
+}
+
+/**
+ * What a caller already read for this router (the fog worker reads them in one batch): the agent row,
+ * the stored config (`null`: read, and there is none), and whether the agent's own part of the config
+ * may have changed (`site: false`: only bridges move, the stored site part stays as it is).
+ */
+export interface KnownRouterInputs {
+  agent?: AgentRow;
+  current?: RouterConfigRow | null;
+  site?: boolean;
 }
 
 /** A router as placement sees it, with the whole agent row behind it (its site config needs it all). */
@@ -108,8 +121,9 @@ export async function routerView(
 async function writeRouterBridges(
   routerKey: string,
   defaultRouter: DefaultRouterRow | undefined,
+  known: KnownRouterInputs = {},
 ): Promise<RouterReconcileResult> {
-  const router = await routerView(routerKey, defaultRouter);
+  const router = await routerView(routerKey, defaultRouter, known.agent);
   if (!router) return { routerKey, managed: false, written: false, config: undefined };
   if (router.key === DEFAULT_ROUTER && config().controlPlane === 'kubernetes') {
     // On Kubernetes the default router's document is the operator's ConfigMap.
@@ -118,9 +132,15 @@ async function writeRouterBridges(
     return { routerKey, managed: true, written: result.written, config: result.view };
   }
   const isHub = router.key === router.hubKey;
+  // The stored config read with the caller's batch serves the first attempt; a lost race reads again.
+  let prefetched = known.current;
   return retryOnConflict(
     async () => {
-      const { current, base, next, desired } = await plannedRouterConfig(router, defaultRouter);
+      const { current, base, next, desired } = await plannedRouterConfig(router, defaultRouter, {
+        current: prefetched,
+        site: known.site ?? true,
+      });
+      prefetched = undefined;
       // Nothing to change (a router with no config yet whose desired state is its default counts too):
       // no write, and no change flag for the agent to chase.
       if (sameRouterConfig(base, next)) return { routerKey, managed: true, written: false, config: base };
@@ -147,12 +167,18 @@ async function writeRouterBridges(
  * A router's stored config, and what it becomes with what the store says it should hold: an agent's
  * own part (identity, links, TLS) and the service bridges.
  */
-async function plannedRouterConfig(router: ManagedRouter, defaultRouter: DefaultRouterRow | undefined) {
-  const [desired, site, current] = await Promise.all([
+async function plannedRouterConfig(
+  router: ManagedRouter,
+  defaultRouter: DefaultRouterRow | undefined,
+  options: { current?: RouterConfigRow | null; site: boolean } = { site: true },
+) {
+  const [desired, current] = await Promise.all([
     desiredBridges(router),
-    router.agent ? desiredSite(router.agent, defaultRouter) : undefined,
-    getRouterConfig(router.key),
+    options.current !== undefined ? (options.current ?? undefined) : getRouterConfig(router.key),
   ]);
+  // A router without a stored config always gets its site part; otherwise only when it may have moved.
+  const site =
+    router.agent && (options.site || !current) ? await desiredSite(router.agent, defaultRouter) : undefined;
   const base = current?.config ?? initialRouterConfig(router.key === router.hubKey);
   const withSite = site ? applyRouterSite(base, site) : base;
   return { current, base, next: applyDesiredBridges(withSite, desired), desired };
@@ -244,13 +270,17 @@ export async function desiredBridges(router: RouterView): Promise<DesiredBridges
 
 /** Every service that may place something on the router: hub, connector site, or selected by tags. */
 async function candidateServices(router: RouterView): Promise<ServiceRow[]> {
+  // An agent tagged `all` is a candidate for every live service: that one list covers the others.
+  if (router.agent && selectsAll(router.agent)) return servicesSelectedByAgent(router.agent);
   // The hub answers for services bridged to `default-router` as well as to its own key.
   const keys =
     router.key === router.hubKey && router.key !== DEFAULT_ROUTER
       ? [router.key, DEFAULT_ROUTER]
       : [router.key];
+  // Only an interior router (or the hub) can be a service's bridge; an edge router is never asked.
+  const canBridge = !router.agent || router.agent.routerMode === 'interior' || router.key === router.hubKey;
   const lists = await Promise.all([
-    ...keys.map((key) => listServicesByHub(key)),
+    ...(canBridge ? keys.map((key) => listServicesByHub(key)) : []),
     ...keys.map((key) => listServicesBySite(key)),
     router.agent ? servicesSelectedByAgent(router.agent) : Promise.resolve([]),
   ]);
@@ -271,6 +301,10 @@ async function backendMicroservices(
   const rows = await Promise.all([...new Set(uuids)].map((uuid) => getMicroservice(uuid)));
   return new Map(rows.flatMap((row) => (row ? [[row.uuid, row] as const] : [])));
 }
+
+const selectsAll = (agent: { routerMode: AgentRow['routerMode']; tags: readonly string[] }) =>
+  agent.routerMode !== 'none' &&
+  agentDistributionTokens(agent.tags, config().serviceAnnotationTag).includes(DISTRIBUTION_ALL);
 
 /** Services whose distribution tokens the agent's tags select (the agent → services direction). */
 export async function servicesSelectedByAgent(agent: {

@@ -106,6 +106,81 @@ export async function claimBridgePort(owner: string, range: PortRange): Promise<
   );
 }
 
+/**
+ * Claims a port for an owner that has never held one (a service being created): no look-up first. The
+ * allocator is asked in one call (counter and released set together); the owner record is written only
+ * if absent, so an owner that did hold a port after all (an earlier incarnation's) is never given a
+ * second: the claim is handed back and undefined returned, and the caller takes the careful path.
+ */
+export async function claimNewBridgePort(owner: string, range: PortRange): Promise<number | undefined> {
+  return retryOnConflict(
+    async () => {
+      const port = await takeCandidate(range);
+      if (port === undefined) {
+        throw new ConflictError(`No free bridge port left in BRIDGE_PORTS_RANGE ${range.from}-${range.to}`);
+      }
+      const claimed = await conditionalWrite(
+        new PutCommand({
+          TableName: tableName(),
+          Item: { ...keys.portClaim(port), port, owner, claimedAt: new Date().toISOString() },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        }),
+      );
+      if (!claimed) return CONFLICT;
+      const recorded = await conditionalWrite(
+        new PutCommand({
+          TableName: tableName(),
+          Item: { ...ownerKey(owner), port },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        }),
+      );
+      if (recorded) return port;
+      await releaseBridgePortClaim(port, owner, range);
+      return undefined;
+    },
+    {
+      times: 100,
+      exhausted: () =>
+        new ContentionError('Could not claim a bridge port: too many concurrent claims, retry'),
+    },
+  );
+}
+
+/**
+ * The next port in one allocator call: the counter moves and the released set comes back with it. When
+ * ports were released, the lowest is taken instead and the counted one joins the released set.
+ */
+async function takeCandidate(range: PortRange): Promise<number | undefined> {
+  const { Attributes } = await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: allocatorKey(range),
+      UpdateExpression: 'SET nextPort = if_not_exists(nextPort, :from) + :one',
+      ExpressionAttributeValues: { ':from': range.from, ':one': 1 },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  const counted = Number(Attributes?.nextPort) - 1;
+  const released = [...((Attributes?.releasedPorts as Set<number> | undefined) ?? [])].sort((a, b) => a - b);
+  if (released.length === 0) return counted <= range.to ? counted : undefined;
+  if (counted <= range.to) await returnToAllocator(counted, range);
+  return (await nextCandidate(range)) ?? undefined;
+}
+
+/** Deletes a claim this owner holds and returns the port to the allocator (the owner record untouched). */
+async function releaseBridgePortClaim(port: number, owner: string, range: PortRange): Promise<void> {
+  const released = await conditionalWrite(
+    new DeleteCommand({
+      TableName: tableName(),
+      Key: keys.portClaim(port),
+      ConditionExpression: '#owner = :owner',
+      ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':owner': owner },
+    }),
+  );
+  if (released) await returnToAllocator(port, range);
+}
+
 /** Releases `port` if `owner` still holds it, and hands it back to the allocator of `range`. */
 export async function releaseBridgePort(port: number, owner: string, range: PortRange): Promise<void> {
   const released = await conditionalWrite(
@@ -137,17 +212,29 @@ export async function returnToAllocator(port: number, range: PortRange): Promise
 
 /**
  * Ports below the allocator's counter that nobody claims and that are not in the released set: a
- * create that crashed between taking a port and claiming it. The sweeper hands them back.
+ * create that crashed between taking a port and claiming it. The sweeper hands them back. Only ports
+ * the counter had already passed at the previous sweep count (the counter is noted on each sweep): a
+ * create that took a port a moment ago and is about to claim it is not mistaken for a crashed one.
  */
 export async function leakedPorts(range: PortRange): Promise<number[]> {
   const { Item } = await documentClient().send(
     new GetCommand({ TableName: tableName(), Key: allocatorKey(range), ConsistentRead: true }),
   );
   if (!Item?.nextPort) return [];
+  const settledBelow = Number(Item.sweptNextPort ?? range.from);
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: allocatorKey(range),
+      UpdateExpression: 'SET sweptNextPort = :seen',
+      ExpressionAttributeValues: { ':seen': Number(Item.nextPort) },
+    }),
+  );
+  if (settledBelow <= range.from) return [];
   const claimed = new Set((await listPortClaims()).map((claim) => claim.port));
   const released = (Item.releasedPorts as Set<number> | undefined) ?? new Set<number>();
   const leaked: number[] = [];
-  for (let port = range.from; port < Math.min(Number(Item.nextPort), range.to + 1); port++) {
+  for (let port = range.from; port < Math.min(settledBelow, range.to + 1); port++) {
     if (!claimed.has(port) && !released.has(port)) leaked.push(port);
   }
   return leaked;

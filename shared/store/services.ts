@@ -88,6 +88,17 @@ export async function listServicesBySite(siteKey: string): Promise<ServiceRow[]>
   return items.map((item) => strip(item)!).filter((row) => !row.deleted && row.siteKey === siteKey);
 }
 
+/** Writes a row for a name that has none (no live row, no tombstone); false when the name is taken. */
+export function putServiceRowIfAbsent(row: ServiceRow): Promise<boolean> {
+  return conditionalWrite(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.service(row.name), ...row, ...indexAttributes(row) },
+      ConditionExpression: 'attribute_not_exists(PK)',
+    }),
+  );
+}
+
 /**
  * Writes a new row. A name held by a live row is a conflict; a row still being deleted is replaced,
  * and the routers it was applied to are carried over so the new row's reconcile cleans them.

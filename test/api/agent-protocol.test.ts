@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutListener } from '../fixtures/seed-000.js';
-import { createAgent, createHub } from '../fixtures/world.js';
+import { createAgent, createHub, fabricSettled } from '../fixtures/world.js';
 import type { ApiClient } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { EdgeletError, ScriptedAgent } from '../support/scripted-agent.js';
@@ -40,6 +40,8 @@ beforeAll(async () => {
     host: '10.0.0.5',
     tags: ['service.iofog.org/tag: checkout'],
   });
+  // Every agent's fabric (certificates, NATS files) is made before the agents read it.
+  await fabricSettled(api);
   [edge, system] = [await provision(edgeUuid), await provision(hub)];
 });
 

@@ -8,7 +8,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureQueues, type QueueUrls } from '../../infra/local/queues.js';
 import type { RouterConfig } from '../../shared/domain/router-config.js';
@@ -514,6 +514,63 @@ export function defineContractSuite(
         expect(first).toBe(low);
         expect(second).toBe(high);
         await expect(ports.claimBridgePort('svc-new-3', range)).rejects.toBeInstanceOf(ConflictError);
+      });
+    });
+
+    describeStore('bridge-port claims for new owners', () => {
+      const range = { from: 21_000, to: 21_029 };
+
+      it('gives 30 concurrent new owners 30 distinct ports that exactly cover the range, one call to the allocator each', async () => {
+        // Act
+        const owners = Array.from({ length: 30 }, (_, i) => `fresh-${i}#1`);
+        const results = await Promise.all(owners.map((owner) => ports.claimNewBridgePort(owner, range)));
+
+        // Assess
+        expect([...results].sort((a, b) => a! - b!)).toEqual(
+          Array.from({ length: 30 }, (_, i) => range.from + i),
+        );
+        expect(
+          (await ports.listPortClaims()).filter((claim) => claim.owner.startsWith('fresh-')),
+        ).toHaveLength(30);
+      });
+
+      it('never gives an owner that already holds a port a second one: its new claim is handed back', async () => {
+        // Prepare
+        const held = await ports.claimBridgePort('holder#1', { from: 21_100, to: 21_109 });
+
+        // Act
+        const second = await ports.claimNewBridgePort('holder#1', { from: 21_100, to: 21_109 });
+
+        // Assess
+        expect(second).toBeUndefined();
+        const claims = (await ports.listPortClaims()).filter((claim) => claim.owner === 'holder#1');
+        expect(claims.map((claim) => claim.port)).toEqual([held]);
+        // The handed-back port is the next one given out.
+        expect(await ports.claimNewBridgePort('next#1', { from: 21_100, to: 21_109 })).toBe(held + 1);
+      });
+
+      it('reports a port taken and never claimed as leaked only from the sweep after the one that saw it taken', async () => {
+        // Prepare: one claimed port, then a create that took the next port from the allocator's counter
+        // and crashed before claiming it (the counter moved, as the allocator's own update moves it)
+        const crashRange = { from: 21_200, to: 21_209 };
+        const claimedPort = await ports.claimNewBridgePort('survivor#1', crashRange);
+        await client.documentClient().send(
+          new UpdateCommand({
+            TableName: TABLE,
+            Key: { PK: `PORTALLOC#${crashRange.from}-${crashRange.to}`, SK: 'ALLOC' },
+            UpdateExpression: 'SET nextPort = nextPort + :one',
+            ExpressionAttributeValues: { ':one': 1 },
+          }),
+        );
+
+        // Act
+        const atFirstSweep = await ports.leakedPorts(crashRange);
+        const atSecondSweep = await ports.leakedPorts(crashRange);
+
+        // Assess: the first sweep may be racing the create's claim; the second knows it crashed
+        expect(claimedPort).toBe(21_200);
+        expect(atFirstSweep).toEqual([]);
+        expect(atSecondSweep).toEqual([21_201]);
       });
     });
 
@@ -1107,7 +1164,19 @@ export function defineContractSuite(
           { routerKey: 'router-x', seq: 2 },
         ]);
         expect(byRouter('router-y')).toEqual([{ routerKey: 'router-y', seq: 1, service: 'svc-1' }]);
-        expect(await routers.getRouterRequests('router-x')).toEqual({ requested: 2, completed: undefined });
+        // The request not about one service also asks for the agent's fabric steps; the fan-out alone does not.
+        expect(await routers.getRouterRequests('router-x')).toEqual({
+          requested: 2,
+          completed: undefined,
+          fabricRequested: 2,
+          fabricCompleted: undefined,
+        });
+        expect(await routers.getRouterRequests('router-y')).toEqual({
+          requested: 1,
+          completed: undefined,
+          fabricRequested: undefined,
+          fabricCompleted: undefined,
+        });
       });
 
       it('moves a message received maxReceiveCount times without a delete to the FIFO DLQ', async () => {
