@@ -182,14 +182,18 @@ export class FogbridgeStack extends Stack {
       }),
     ) as Record<WorkerFunctionName, FogbridgeFunction>;
 
-    const eventSource = (queue: sqs.IQueue) =>
+    const eventSource = (queue: sqs.IQueue, maxConcurrency: number) =>
       new SqsEventSource(queue, {
         batchSize: settings.batchSize,
         reportBatchItemFailures: true,
-        maxConcurrency: settings.maxConcurrency,
+        maxConcurrency,
       });
-    this.workers['service-reconcile'].function.addEventSource(eventSource(this.queues.service.queue));
-    this.workers['fog-reconcile'].function.addEventSource(eventSource(this.queues.fog.queue));
+    this.workers['service-reconcile'].function.addEventSource(
+      eventSource(this.queues.service.queue, settings.maxConcurrency),
+    );
+    this.workers['fog-reconcile'].function.addEventSource(
+      eventSource(this.queues.fog.queue, settings.fogMaxConcurrency),
+    );
 
     const sweeper = this.workers.sweeper.function;
     // A failed sweep is simply redone at the next tick: no retries piling up behind the schedule.

@@ -25,6 +25,7 @@ import {
   claimSystemAgent,
   deleteAgentRow,
   getAgentRow,
+  hasAnyAgent,
   listAgentRows,
   putNewAgentRow,
   releaseSystemAgent,
@@ -223,7 +224,8 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
   }
   const uuid = body.uuid ?? randomUUID().replaceAll('-', '');
   let promote = false;
-  if (!kubernetes && (await listAgentRows()).length === 0) promote = await claimSystemAgent(uuid);
+  // O(1): one item of the agent list tells whether the cluster is empty; the claim decides the winner.
+  if (!kubernetes && !(await hasAnyAgent())) promote = await claimSystemAgent(uuid);
   if (body.isSystem && !promote) {
     throw new ValidationError(
       "Field 'isSystem': this control plane already has its system agent (the first agent)",

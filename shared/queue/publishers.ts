@@ -47,8 +47,11 @@ export async function enqueueFogReconciles(routerKeys: Iterable<string>, service
       service,
     })),
   );
-  for (let i = 0; i < messages.length; i += 10) {
-    const batch = messages.slice(i, i + 10);
+  const batches = Array.from({ length: Math.ceil(messages.length / 10) }, (_, i) =>
+    messages.slice(i * 10, i * 10 + 10),
+  );
+  // A fan-out to 1,000 agents is 100 batches: sent 16 at a time rather than one after another.
+  await mapWithConcurrency(batches, 16, async (batch) => {
     const result = await sqsClient().send(
       new SendMessageBatchCommand({
         QueueUrl: queueUrl('FOG_QUEUE_URL'),
@@ -66,7 +69,16 @@ export async function enqueueFogReconciles(routerKeys: Iterable<string>, service
         `Could not enqueue router reconcile: ${failure.Code ?? ''} ${failure.Message ?? ''}`.trim(),
       );
     }
-  }
+  });
+}
+
+/** Runs `work` over `items` with at most `limit` in flight; rejects with the first failure. */
+async function mapWithConcurrency<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await work(items[next++]!);
+  });
+  await Promise.all(lanes);
 }
 
 /**

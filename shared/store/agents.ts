@@ -63,6 +63,21 @@ export async function listAgentRows(): Promise<AgentRow[]> {
   return items.map((item) => withoutKeys<AgentRow>(item)!);
 }
 
+/** Whether any agent exists: one item of the agent list at most, however many agents there are. */
+export async function hasAnyAgent(): Promise<boolean> {
+  const { Items } = await documentClient().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: indexes.byKind,
+      KeyConditionExpression: 'GSI1PK = :kind',
+      ExpressionAttributeValues: { ':kind': 'AGENT' },
+      ProjectionExpression: 'PK',
+      Limit: 1,
+    }),
+  );
+  return (Items?.length ?? 0) > 0;
+}
+
 /** A position in the agent list, as the store hands it back; opaque to callers. */
 export type AgentListCursor = Record<string, unknown>;
 

@@ -180,7 +180,7 @@ describe('queues', () => {
 describe('workers', () => {
   it('consume the queues with partial batch responses, batches of 10 and bounded concurrency', () => {
     // Prepare
-    const { template } = synthesize({ maxConcurrency: '3' });
+    const { template } = synthesize({ maxConcurrency: '3', fogMaxConcurrency: '3' });
 
     // Act
     const mappings = resourcesOf(template, 'AWS::Lambda::EventSourceMapping').map(([, r]) => r.Properties);
@@ -210,6 +210,25 @@ describe('workers', () => {
         ],
       ].sort(),
     );
+  });
+
+  it('give the fog worker its own concurrency, sized for fan-outs to many agents', () => {
+    // Prepare
+    const { template } = synthesize({ maxConcurrency: '4', fogMaxConcurrency: '40' });
+
+    // Act
+    const byQueue = Object.fromEntries(
+      resourcesOf(template, 'AWS::Lambda::EventSourceMapping').map(([, r]) => [
+        (r.Properties.EventSourceArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0],
+        (r.Properties.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency,
+      ]),
+    );
+
+    // Assess
+    expect(byQueue).toEqual({
+      [logicalIdOf(template, 'AWS::SQS::Queue', 'FogReconcileQueue')]: 40,
+      [logicalIdOf(template, 'AWS::SQS::Queue', 'ServiceReconcileQueue')]: 4,
+    });
   });
 
   it('run the sweeper on an EventBridge rate schedule from context', () => {
@@ -615,6 +634,9 @@ describe('context', () => {
       controlPlane: 'remote',
       maxReceiveCount: 5,
       maxConcurrency: 5,
+      fogMaxConcurrency: 25,
+      apiThrottleRateLimit: 200,
+      apiThrottleBurstLimit: 500,
       sweepMinutes: 1,
       workerTimeoutSeconds: 60,
       visibilityTimeoutSeconds: 360,
