@@ -14,9 +14,12 @@ import { runFanOut } from './scenarios/fan-out.js';
 import { Observer } from './support.js';
 
 /**
- * `npm run bench [-- --quick] [--n 500 --clients 50 --agents 1000 --churn-seconds 30 --scenarios s1,s2,s3]`
+ * `npm run bench [-- --quick] [--n 500 --clients 50 --agents 1000 --churn-seconds 30 --scenarios s1,s2,s3]
+ *   [--latency dynamodb=4ms,sqs=10ms] [--url http://controller:51121 --token <admin token>]`
  * Runs the scenarios against the embedded runtime (real handlers, dynalite, fauxqs) and prints a table;
- * the full results go to bench/results/<time>.json.
+ * the full results go to bench/results/<time>.json. `--latency` adds a delay before every DynamoDB and
+ * SQS call (a model of AWS's network, not a measurement of it). `--url` runs S1's creates against any
+ * controller speaking the v3 API instead, observed through that API alone.
  */
 const { values } = parseArgs({
   options: {
@@ -28,6 +31,11 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '4' },
     scenarios: { type: 'string', default: 's1,s2,s3' },
     'control-plane': { type: 'string', default: 'remote' },
+    // A model of AWS's network: a delay before every DynamoDB / SQS call of the embedded runtime.
+    latency: { type: 'string', default: '' },
+    // Comparison mode: run S1's creates against any controller speaking the v3 API.
+    url: { type: 'string' },
+    token: { type: 'string' },
     // internal: run one scenario in this process and write its result to this file
     'child-result': { type: 'string' },
   },
@@ -66,7 +74,12 @@ async function withRuntime<T>(
     workerConcurrency: settings.workers,
     // S2 runs its sweeps itself, to count what one costs.
     sweepIntervalMs: scenarios.has('s2') ? 3_600_000 : 10_000,
-    env: { FOGBRIDGE_METER_USAGE: 'true', LOG_LEVEL: 'ERROR', ...kube?.env },
+    env: {
+      FOGBRIDGE_METER_USAGE: 'true',
+      FOGBRIDGE_INJECT_LATENCY: values.latency,
+      LOG_LEVEL: 'ERROR',
+      ...kube?.env,
+    },
   });
   try {
     return await work(
@@ -137,6 +150,17 @@ if (childResult) {
   process.exit(0);
 }
 
+if (values.url) {
+  // Comparison mode: the same burst against another controller, observed only through its API.
+  const { runComparisonBurst } = await import('./scenarios/compare.js');
+  const result = await runComparisonBurst(new ApiClient(values.url, values.token), settings);
+  mkdirSync('bench/results', { recursive: true });
+  const file = join('bench/results', `compare-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify({ ...results, url: values.url, s1: result }, null, 2));
+  console.log(`\nfull results: ${file}`);
+  process.exit(result.duplicatePorts > 0 || result.failed > 0 ? 1 : 0);
+}
+
 // Each scenario gets a fresh runtime and store, in a process of its own (S2's thousand agents must not
 // see S1's services, and one scenario's garbage and warm caches must not time the next).
 for (const scenario of ['s1', 's2', 's3'].filter((name) => scenarios.has(name))) {
@@ -145,6 +169,7 @@ for (const scenario of ['s1', 's2', 's3'].filter((name) => scenarios.has(name)))
     ...['--n', settings.n, '--clients', settings.clients, '--agents', settings.agents].map(String),
     ...['--churn-seconds', settings.churnSeconds, '--workers', settings.workers].map(String),
     ...['--control-plane', values['control-plane'], '--scenarios', scenario, '--child-result', out],
+    ...(values.latency ? ['--latency', values.latency] : []),
   ];
   const code = await new Promise<number | null>((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], {

@@ -321,6 +321,25 @@ export const SETTINGS = {
     scope: 'local',
     doc: '`true` counts DynamoDB capacity, SQS messages and step times (the benchmark sets it)',
   },
+  FOGBRIDGE_INJECT_LATENCY: {
+    schema: z
+      .string()
+      .regex(
+        /^$|^(dynamodb|sqs)=\d{1,4}ms(,(dynamodb|sqs)=\d{1,4}ms)?$/,
+        'must look like dynamodb=4ms,sqs=10ms',
+      )
+      .transform((text) => {
+        const delays = { dynamodb: 0, sqs: 0 };
+        for (const part of text ? text.split(',') : []) {
+          const [service, ms] = part.split('=') as ['dynamodb' | 'sqs', string];
+          delays[service] = Number.parseInt(ms, 10);
+        }
+        return delays;
+      }),
+    default: '',
+    scope: 'local',
+    doc: 'a delay added to every DynamoDB / SQS call of the embedded runtime, a model of the network to AWS (`npm run bench -- --latency`)',
+  },
 } satisfies Record<string, Setting>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -357,6 +376,8 @@ export type Config = {
   router: { image: string; registryId: number };
   nats: { image: string; registryId: number };
   meterUsage: boolean;
+  /** Milliseconds added to each DynamoDB / SQS call (the benchmark's model of AWS latency). */
+  injectedLatency: { dynamodb: number; sqs: number };
   kubernetes: {
     /** A kubeconfig file (local runs and tests); otherwise the EKS settings below. */
     kubeconfig: string | undefined;
@@ -440,6 +461,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     router: { image: e.ROUTER_IMAGE!, registryId: e.ROUTER_REGISTRY_ID! },
     nats: { image: e.NATS_IMAGE!, registryId: e.NATS_REGISTRY_ID! },
     meterUsage: e.FOGBRIDGE_METER_USAGE!,
+    injectedLatency: e.FOGBRIDGE_INJECT_LATENCY!,
     kubernetes: {
       kubeconfig: e.KUBECONFIG,
       eksClusterName: e.EKS_CLUSTER_NAME,

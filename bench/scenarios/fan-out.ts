@@ -36,12 +36,14 @@ export async function runFanOut(
     tags: ['fanout'],
   });
   if (created.status !== 201) throw new Error(`S2 create: ${created.status} ${created.text}`);
+  // Watched with batched reads every 500 ms, so the watching does not slow what it watches.
   await waitFor(
-    async () =>
-      (await Promise.all(agents.map((uuid) => observer.routerConfig(uuid)))).every(
-        (config) => config.listeners['s2-fanout-listener'],
-      ),
+    async () => {
+      const listeners = await observer.routerListeners(agents);
+      return agents.every((uuid) => listeners.get(uuid)?.includes('s2-fanout-listener'));
+    },
     600_000,
+    500,
   );
   const listenerEverywhereMs = Date.now() - started;
   const createReconciles = usage.routerReconciles;
@@ -131,11 +133,11 @@ async function waitForRouters(observer: Observer, routers: string[], timeoutMs: 
   }, timeoutMs);
 }
 
-async function waitFor(condition: () => Promise<boolean>, timeoutMs: number) {
+async function waitFor(condition: () => Promise<boolean>, timeoutMs: number, intervalMs = 500) {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('S2: timed out');
-    await sleep(100);
+    await sleep(intervalMs);
   }
 }
 

@@ -14,6 +14,17 @@ export const sqsClient = perContext(function sqsClient(settings): SQSClient {
     ...(settings.endpoints.sqs ? { endpoint: settings.endpoints.sqs } : {}),
     ...(settings.credentials ? { credentials: settings.credentials } : {}),
   });
+  if (settings.injectedLatency.sqs > 0) {
+    // The benchmark's model of the network between a Lambda and SQS (embedded runtime only).
+    const delay = settings.injectedLatency.sqs;
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        return next(args);
+      },
+      { step: 'initialize', name: 'fogbridgeInjectedLatency' },
+    );
+  }
   if (settings.meterUsage) {
     client.middlewareStack.add(
       (next, context) => async (args) => {

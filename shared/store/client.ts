@@ -25,6 +25,17 @@ export const documentClient = perContext(function dynamoDbClient(settings): Dyna
     }),
     { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } },
   );
+  if (settings.injectedLatency.dynamodb > 0) {
+    // The benchmark's model of the network between a Lambda and DynamoDB (embedded runtime only).
+    const delay = settings.injectedLatency.dynamodb;
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        return next(args);
+      },
+      { step: 'initialize', name: 'fogbridgeInjectedLatency' },
+    );
+  }
   if (settings.meterUsage) {
     // Ask DynamoDB for the capacity of every call and count it (benchmark only).
     client.middlewareStack.add(
