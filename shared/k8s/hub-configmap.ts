@@ -43,9 +43,30 @@ export async function applyHubConfigMap(desired: DesiredBridges): Promise<HubWri
     }
     const next = applyDesiredToSkrouterd(current, desired);
     if (JSON.stringify(next) === JSON.stringify(current)) return { data: undefined, value: current };
-    return { data: { ...configMap.data, [HUB_CONFIG_KEY]: JSON.stringify(next, null, 2) }, value: next };
+    const data = { ...configMap.data, [HUB_CONFIG_KEY]: JSON.stringify(next, null, 2) };
+    refuseOversizedConfigMap(data);
+    return { data, value: next };
   });
   return { written, entries, view: skrouterdAsRouterConfig(entries) };
+}
+
+/**
+ * Kubernetes stores a ConfigMap of at most 1 MiB (1,048,576 bytes, metadata included). A hub document
+ * that would not fit is refused before anything is written, with the size, rather than sent to be
+ * rejected or cut short; the service that pushed it over fails with this as its provisioningError.
+ */
+export const CONFIGMAP_DATA_LIMIT_BYTES = 1_000_000;
+
+export function refuseOversizedConfigMap(data: Record<string, string>): void {
+  const bytes = Object.entries(data).reduce(
+    (sum, [key, value]) => sum + Buffer.byteLength(key) + Buffer.byteLength(value),
+    0,
+  );
+  if (bytes > CONFIGMAP_DATA_LIMIT_BYTES) {
+    throw new ReconcileError(
+      `ConfigMap ${HUB_CONFIGMAP} would hold ${bytes} bytes of data with this service's bridge entries, over the ${CONFIGMAP_DATA_LIMIT_BYTES} fogbridge allows below Kubernetes' 1 MiB ConfigMap limit; nothing was written`,
+    );
+  }
 }
 
 /** The hub document as it stands in the operator's ConfigMap (the array of pairs). */

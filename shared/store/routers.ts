@@ -1,5 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { initialRouterConfig, type RouterConfig } from '../domain/router-config.js';
+import { ReconcileError } from '../errors.js';
 import { faultArmed } from '../faults.js';
 import { conditionalWrite, documentClient, keys, tableName, withoutKeys } from './client.js';
 
@@ -68,6 +69,7 @@ export async function putRouterConfig(
 ): Promise<boolean> {
   // Fault injection: behave as if another writer had won the race.
   if (faultArmed('store:router-config-conflict')) return false;
+  refuseOversizedRouterConfig(routerKey, config);
   return conditionalWrite(
     new PutCommand({
       TableName: tableName(),
@@ -87,6 +89,22 @@ export async function putRouterConfig(
           }),
     }),
   );
+}
+
+/**
+ * DynamoDB stores items of at most 400 KB. A router config that would not fit is refused with its size
+ * (the hub's service reconcile reports it as the service's provisioningError) instead of failing in the
+ * store on every retry.
+ */
+export const ROUTER_CONFIG_LIMIT_BYTES = 380_000;
+
+function refuseOversizedRouterConfig(routerKey: string, config: RouterConfig): void {
+  const bytes = Buffer.byteLength(JSON.stringify(config));
+  if (bytes > ROUTER_CONFIG_LIMIT_BYTES) {
+    throw new ReconcileError(
+      `Router ${routerKey}'s config would be ${bytes} bytes, over the ${ROUTER_CONFIG_LIMIT_BYTES} bytes fogbridge allows below DynamoDB's 400 KB item limit; nothing was written`,
+    );
+  }
 }
 
 export interface RouterRequestsRow {

@@ -794,6 +794,33 @@ export function defineContractSuite(
         expect(stored).toMatchObject({ routerKey: 'agent-r', version: 2, config: config('10026') });
       });
 
+      it('refuses a config too large for one item with its size, and keeps the stored one', async () => {
+        // Prepare: 2,000 listeners of about 200 bytes each
+        expect(await routers.putRouterConfig('agent-big', config('1'), 0)).toBe(true);
+        const huge: RouterConfig = {
+          bridges: {
+            tcpListeners: Object.fromEntries(
+              Array.from({ length: 2_000 }, (_, i) => [
+                `service-with-a-long-name-${i}-listener`,
+                {
+                  name: `service-with-a-long-name-${i}-listener`,
+                  port: String(10_000 + i),
+                  address: `service-with-a-long-name-${i}`,
+                  siteId: 'f'.repeat(32),
+                },
+              ]),
+            ),
+            tcpConnectors: {},
+          },
+        };
+
+        // Act / Assess
+        await expect(routers.putRouterConfig('agent-big', huge, 1)).rejects.toThrow(
+          /^Router agent-big's config would be \d+ bytes, over the 380000 bytes fogbridge allows below DynamoDB's 400 KB item limit; nothing was written$/,
+        );
+        expect((await routers.getRouterConfig('agent-big'))?.config).toEqual(config('1'));
+      });
+
       it('lets exactly one of N concurrent writers at one version win', async () => {
         // Prepare
         expect(await routers.putRouterConfig('agent-race', config('1'), 0)).toBe(true);
