@@ -78,32 +78,12 @@ async function nextCandidate(range: PortRange): Promise<number | undefined> {
 export async function claimBridgePort(owner: string, range: PortRange): Promise<number> {
   const held = await heldBy(owner);
   if (held !== undefined) return held;
-  return retryOnConflict(
-    async () => {
-      const port = await nextCandidate(range);
-      if (port === undefined) {
-        throw new ConflictError(`No free bridge port left in BRIDGE_PORTS_RANGE ${range.from}-${range.to}`);
-      }
-      const claimed = await conditionalWrite(
-        new PutCommand({
-          TableName: tableName(),
-          Item: { ...keys.portClaim(port), port, owner, claimedAt: new Date().toISOString() },
-          ConditionExpression: 'attribute_not_exists(PK)',
-        }),
-      );
-      // Claimed outside the allocator (another range setting, an older claim): try the next one.
-      if (!claimed) return CONFLICT;
-      await documentClient().send(
-        new PutCommand({ TableName: tableName(), Item: { ...ownerKey(owner), port } }),
-      );
-      return port;
-    },
-    {
-      times: 100,
-      exhausted: () =>
-        new ContentionError('Could not claim a bridge port: too many concurrent claims, retry'),
-    },
-  );
+  return claimPort(owner, range, nextCandidate, async (port) => {
+    await documentClient().send(
+      new PutCommand({ TableName: tableName(), Item: { ...ownerKey(owner), port } }),
+    );
+    return port;
+  });
 }
 
 /**
@@ -112,10 +92,34 @@ export async function claimBridgePort(owner: string, range: PortRange): Promise<
  * if absent, so an owner that did hold a port after all (an earlier incarnation's) is never given a
  * second: the claim is handed back and undefined returned, and the caller takes the careful path.
  */
-export async function claimNewBridgePort(owner: string, range: PortRange): Promise<number | undefined> {
+export function claimNewBridgePort(owner: string, range: PortRange): Promise<number | undefined> {
+  return claimPort(owner, range, takeCandidate, async (port) => {
+    const recorded = await conditionalWrite(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...ownerKey(owner), port },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+    if (recorded) return port;
+    await releaseBridgePortClaim(port, owner, range);
+    return undefined;
+  });
+}
+
+/**
+ * Takes candidates until a claim put wins (a port claimed outside the allocator, by another range
+ * setting or an older claim, is skipped), then records the owner as `recordOwner` decides.
+ */
+function claimPort<T extends number | undefined>(
+  owner: string,
+  range: PortRange,
+  take: (range: PortRange) => Promise<number | undefined>,
+  recordOwner: (port: number) => Promise<T>,
+): Promise<T> {
   return retryOnConflict(
     async () => {
-      const port = await takeCandidate(range);
+      const port = await take(range);
       if (port === undefined) {
         throw new ConflictError(`No free bridge port left in BRIDGE_PORTS_RANGE ${range.from}-${range.to}`);
       }
@@ -126,17 +130,7 @@ export async function claimNewBridgePort(owner: string, range: PortRange): Promi
           ConditionExpression: 'attribute_not_exists(PK)',
         }),
       );
-      if (!claimed) return CONFLICT;
-      const recorded = await conditionalWrite(
-        new PutCommand({
-          TableName: tableName(),
-          Item: { ...ownerKey(owner), port },
-          ConditionExpression: 'attribute_not_exists(PK)',
-        }),
-      );
-      if (recorded) return port;
-      await releaseBridgePortClaim(port, owner, range);
-      return undefined;
+      return claimed ? recordOwner(port) : CONFLICT;
     },
     {
       times: 100,
