@@ -147,6 +147,13 @@ export function clusterRoutes(servers: readonly { host: string | null; clusterPo
   ];
 }
 
+/** The agent servers' routes in a stable order (by agent), so a file changes only when the set does. */
+export function agentServerRoutes(
+  servers: readonly { agentUuid: string; host: string | null; clusterPort: number }[],
+): string[] {
+  return clusterRoutes([...servers].sort((a, b) => (a.agentUuid < b.agentUuid ? -1 : 1)));
+}
+
 /** The template of a server: the cluster template, unless its route list is itself alone. */
 export function serverTemplate(routes: readonly string[]): NatsTemplate {
   return routes.length === 1 ? 'server-no-cluster.conf' : 'server.conf';

@@ -1,5 +1,5 @@
 import { config } from '../context.js';
-import { clusterRoutes, mergeOperatorRoutes, operatorAgentRoutes } from '../domain/nats-conf.js';
+import { agentServerRoutes, mergeOperatorRoutes, operatorAgentRoutes } from '../domain/nats-conf.js';
 import { ConfigMapMissingError, ReconcileError } from '../errors.js';
 import { editConfigMap } from '../k8s/configmaps.js';
 import { restartStatefulSet } from '../k8s/statefulset.js';
@@ -47,7 +47,7 @@ async function whenPresent(name: string, sync: () => Promise<void>): Promise<voi
 /** Every `nats-headless` route stays; the agent servers' routes are exactly the fleet's servers. */
 async function syncClusterRoutes(): Promise<void> {
   const servers = await listNatsServers();
-  const agentRoutes = clusterRoutes([...servers].sort((a, b) => (a.agentUuid < b.agentUuid ? -1 : 1)));
+  const agentRoutes = agentServerRoutes(servers);
   await editConfigMap(
     NATS_CONFIG_MAP,
     (configMap) => {

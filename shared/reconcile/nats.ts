@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { config } from '../context.js';
 import {
+  agentServerRoutes,
   clusterRoutes,
   DEFAULT_NATS_HUB,
   DEFAULT_NATS_PORTS,
@@ -203,7 +204,7 @@ function leafUpstreams(agent: AgentRow, hub: NatsHubRow | undefined, servers: Na
  * set does.
  */
 function serverRoutes(hub: NatsHubRow | undefined, servers: NatsServerRow[]): string[] {
-  const agentRoutes = clusterRoutes([...servers].sort((a, b) => (a.agentUuid < b.agentUuid ? -1 : 1)));
+  const agentRoutes = agentServerRoutes(servers);
   const hubRoute =
     config().controlPlane === 'kubernetes' && hub?.host
       ? clusterRoutes([{ host: hub.host, clusterPort: hub.clusterPort }])

@@ -27,14 +27,6 @@ export async function putNatsHub(row: NatsHubRow): Promise<void> {
   );
 }
 
-export const NATS_HUB_PORTS = {
-  serverPort: 4222,
-  clusterPort: 6222,
-  leafPort: 7422,
-  mqttPort: 8883,
-  httpPort: 8222,
-};
-
 export function getNatsHub(): Promise<NatsHubRow | undefined> {
   return getItem<NatsHubRow>(keys.natsHub());
 }

@@ -61,17 +61,25 @@ async function nextCandidate(range: PortRange): Promise<number | undefined> {
     );
     if (taken) return port;
   }
+  const { counted } = await advanceCounter(range);
+  return counted <= range.to ? counted : undefined;
+}
+
+/** Moves the allocator's counter one port on: the port it passed, and the released set as it stands. */
+async function advanceCounter(range: PortRange): Promise<{ counted: number; released: number[] }> {
   const { Attributes } = await documentClient().send(
     new UpdateCommand({
       TableName: tableName(),
       Key: allocatorKey(range),
       UpdateExpression: 'SET nextPort = if_not_exists(nextPort, :from) + :one',
       ExpressionAttributeValues: { ':from': range.from, ':one': 1 },
-      ReturnValues: 'UPDATED_NEW',
+      ReturnValues: 'ALL_NEW',
     }),
   );
-  const port = Number(Attributes?.nextPort) - 1;
-  return port <= range.to ? port : undefined;
+  return {
+    counted: Number(Attributes?.nextPort) - 1,
+    released: [...((Attributes?.releasedPorts as Set<number> | undefined) ?? [])].sort((a, b) => a - b),
+  };
 }
 
 /** Claims the first free bridge port of `range` for `owner`, or returns the one it already holds. */
@@ -145,17 +153,7 @@ function claimPort<T extends number | undefined>(
  * ports were released, the lowest is taken instead and the counted one joins the released set.
  */
 async function takeCandidate(range: PortRange): Promise<number | undefined> {
-  const { Attributes } = await documentClient().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: allocatorKey(range),
-      UpdateExpression: 'SET nextPort = if_not_exists(nextPort, :from) + :one',
-      ExpressionAttributeValues: { ':from': range.from, ':one': 1 },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  const counted = Number(Attributes?.nextPort) - 1;
-  const released = [...((Attributes?.releasedPorts as Set<number> | undefined) ?? [])].sort((a, b) => a - b);
+  const { counted, released } = await advanceCounter(range);
   if (released.length === 0) return counted <= range.to ? counted : undefined;
   if (counted <= range.to) await returnToAllocator(counted, range);
   return (await nextCandidate(range)) ?? undefined;
@@ -163,7 +161,12 @@ async function takeCandidate(range: PortRange): Promise<number | undefined> {
 
 /** Deletes a claim this owner holds and returns the port to the allocator (the owner record untouched). */
 async function releaseBridgePortClaim(port: number, owner: string, range: PortRange): Promise<void> {
-  const released = await conditionalWrite(
+  if (await deleteClaim(port, owner)) await returnToAllocator(port, range);
+}
+
+/** Deletes the claim of `port` if `owner` holds it; true when it did. */
+function deleteClaim(port: number, owner: string): Promise<boolean> {
+  return conditionalWrite(
     new DeleteCommand({
       TableName: tableName(),
       Key: keys.portClaim(port),
@@ -172,21 +175,11 @@ async function releaseBridgePortClaim(port: number, owner: string, range: PortRa
       ExpressionAttributeValues: { ':owner': owner },
     }),
   );
-  if (released) await returnToAllocator(port, range);
 }
 
 /** Releases `port` if `owner` still holds it, and hands it back to the allocator of `range`. */
 export async function releaseBridgePort(port: number, owner: string, range: PortRange): Promise<void> {
-  const released = await conditionalWrite(
-    new DeleteCommand({
-      TableName: tableName(),
-      Key: keys.portClaim(port),
-      ConditionExpression: '#owner = :owner',
-      ExpressionAttributeNames: { '#owner': 'owner' },
-      ExpressionAttributeValues: { ':owner': owner },
-    }),
-  );
-  if (!released) return;
+  if (!(await deleteClaim(port, owner))) return;
   await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: ownerKey(owner) }));
   await returnToAllocator(port, range);
 }
