@@ -4,19 +4,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startLocalRuntime } from '../infra/local/runtime.js';
 import { quietSdkVersionWarning } from '../shared/config.js';
-import { runInContext } from '../shared/context.js';
 import { ApiClient } from '../test/support/client.js';
 import { type HubDocument, runBurst } from './scenarios/burst.js';
 import { runChurn } from './scenarios/churn.js';
 import { runFanOut } from './scenarios/fan-out.js';
-import { Observer } from './support.js';
+import { runScale } from './scenarios/scale.js';
+import { Observer, RuntimeControl } from './support.js';
 
 /**
  * `npm run bench [-- --quick] [--n 500 --clients 50 --agents 1000 --churn-seconds 30 --scenarios s1,s2,s3]
+ *   [--scale-services 10000 --scale-agents 10000 (S4, only when named in --scenarios)]
  *   [--latency dynamodb=4ms,sqs=10ms] [--url http://controller:51121 --token <admin token>]`
- * Runs the scenarios against the embedded runtime (real handlers, dynalite, fauxqs) and prints a table;
+ * Runs the scenarios against the embedded runtime (real handlers, dynalite, fauxqs), started in a
+ * process of its own for each scenario, from a load generator in another, and prints a table;
  * the full results go to bench/results/<time>.json. `--latency` adds a delay before every DynamoDB and
  * SQS call (a model of AWS's network, not a measurement of it). `--url` runs S1's creates against any
  * controller speaking the v3 API instead, observed through that API alone.
@@ -27,6 +28,8 @@ const { values } = parseArgs({
     n: { type: 'string' },
     clients: { type: 'string' },
     agents: { type: 'string' },
+    'scale-services': { type: 'string' },
+    'scale-agents': { type: 'string' },
     'churn-seconds': { type: 'string' },
     workers: { type: 'string', default: '4' },
     scenarios: { type: 'string', default: 's1,s2,s3' },
@@ -48,6 +51,8 @@ const settings = {
   agents: Number(values.agents ?? (quick ? 50 : 1000)),
   churnSeconds: Number(values['churn-seconds'] ?? (quick ? 5 : 30)),
   workers: Number(values.workers),
+  scaleServices: Number(values['scale-services'] ?? (quick ? 2_000 : 10_000)),
+  scaleAgents: Number(values['scale-agents'] ?? (quick ? 1_000 : 10_000)),
 };
 // S2 and S3 are about agents and churn, the same on both control planes: on Kubernetes only S1 runs.
 const scenarios = new Set(kubernetes ? ['s1'] : values.scenarios.split(','));
@@ -59,36 +64,63 @@ const results: Record<string, unknown> = {
   node: process.version,
 };
 
+/**
+ * Starts the embedded runtime in a process of its own (bench/runtime-process.ts) and runs `work` against
+ * it from this one: the API over HTTP, the observer with a store client of its own, the usage counters
+ * and sweeps through the runtime's control address.
+ */
 async function withRuntime<T>(
-  work: (
-    api: ApiClient,
-    observer: Observer,
-    inRuntime: <R>(task: () => Promise<R>) => Promise<R>,
-  ) => Promise<T>,
+  work: (api: ApiClient, observer: Observer, control: RuntimeControl) => Promise<T>,
 ): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fogbridge-bench-'));
   const kube = kubernetes ? await startKubernetesHub() : undefined;
-  const runtime = await startLocalRuntime({
-    port: 0,
-    dataDir,
-    workerConcurrency: settings.workers,
-    // S2 runs its sweeps itself, to count what one costs.
-    sweepIntervalMs: scenarios.has('s2') ? 3_600_000 : 10_000,
-    env: {
-      FOGBRIDGE_METER_USAGE: 'true',
-      FOGBRIDGE_INJECT_LATENCY: values.latency,
-      LOG_LEVEL: 'ERROR',
-      ...kube?.env,
-    },
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('./runtime-process.ts', import.meta.url)),
+      JSON.stringify({
+        dataDir,
+        workers: settings.workers,
+        // S2 runs its sweeps itself, to count what one costs.
+        sweepIntervalMs: scenarios.has('s2') || scenarios.has('s4') ? 3_600_000 : 10_000,
+        env: {
+          FOGBRIDGE_METER_USAGE: 'true',
+          FOGBRIDGE_INJECT_LATENCY: values.latency ?? '',
+          LOG_LEVEL: 'ERROR',
+          ...kube?.env,
+        },
+      }),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   try {
+    const ready = await new Promise<{
+      url: string;
+      adminToken: string;
+      dynamodbEndpoint: string;
+      controlUrl: string;
+    }>((resolve, reject) => {
+      let buffered = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString();
+        const line = buffered.split('\n').find((candidate) => candidate.startsWith('READY '));
+        if (line) resolve(JSON.parse(line.slice('READY '.length)));
+      });
+      void exited.then((code) =>
+        reject(new Error(`the runtime process exited (${code}) before it was ready`)),
+      );
+    });
     return await work(
-      new ApiClient(runtime.url, runtime.adminToken),
-      new Observer(runtime.dynamodbEndpoint, 'fogbridge'),
-      (task) => runInContext(runtime.context, task),
+      new ApiClient(ready.url, ready.adminToken),
+      new Observer(ready.dynamodbEndpoint, 'fogbridge'),
+      new RuntimeControl(ready.controlUrl),
     );
   } finally {
-    await runtime.stop();
+    child.kill('SIGTERM');
+    await exited;
     await kube?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -136,14 +168,15 @@ async function startKubernetesHub() {
 const childResult = values['child-result'];
 if (childResult) {
   // A child runs one scenario on a runtime and store of its own.
-  const result = await withRuntime(async (api, observer, inRuntime) => {
+  const result = await withRuntime(async (api, observer, control) => {
     if (kubernetesHub) {
       const registered = await api.put('/api/v3/router', { host: 'router.example.com' });
       if (registered.status !== 200)
         throw new Error(`PUT /api/v3/router: ${registered.status} ${registered.text}`);
     }
-    if (scenarios.has('s1')) return runBurst(api, observer, settings, kubernetesHub);
-    if (scenarios.has('s2')) return runFanOut(api, observer, settings, inRuntime);
+    if (scenarios.has('s1')) return runBurst(api, observer, settings, control, kubernetesHub);
+    if (scenarios.has('s2')) return runFanOut(api, observer, settings, control);
+    if (scenarios.has('s4')) return runScale(api, observer, settings, control);
     return runChurn(api, observer, settings);
   });
   writeFileSync(childResult, JSON.stringify(result));
@@ -163,10 +196,11 @@ if (values.url) {
 
 // Each scenario gets a fresh runtime and store, in a process of its own (S2's thousand agents must not
 // see S1's services, and one scenario's garbage and warm caches must not time the next).
-for (const scenario of ['s1', 's2', 's3'].filter((name) => scenarios.has(name))) {
+for (const scenario of ['s1', 's2', 's3', 's4'].filter((name) => scenarios.has(name))) {
   const out = join(mkdtempSync(join(tmpdir(), 'fogbridge-bench-result-')), 'result.json');
   const args = [
     ...['--n', settings.n, '--clients', settings.clients, '--agents', settings.agents].map(String),
+    ...['--scale-services', settings.scaleServices, '--scale-agents', settings.scaleAgents].map(String),
     ...['--churn-seconds', settings.churnSeconds, '--workers', settings.workers].map(String),
     ...['--control-plane', values['control-plane'], '--scenarios', scenario, '--child-result', out],
     ...(values.latency ? ['--latency', values.latency] : []),
@@ -193,4 +227,4 @@ const bad = (result: unknown) => {
   const r = (result ?? {}) as { lost?: number; duplicatePorts?: number; mismatches?: number };
   return (r.lost ?? 0) + (r.duplicatePorts ?? 0) + (r.mismatches ?? 0) > 0;
 };
-process.exit(bad(results.s1) || bad(results.s3) ? 1 : 0);
+process.exit(bad(results.s1) || bad(results.s3) || bad(results.s4) ? 1 : 0);

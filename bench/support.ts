@@ -1,5 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  ScanCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { Usage } from '../shared/metrics/usage.js';
 import type { ApiClient } from '../test/support/client.js';
 
 /** Percentile of a list of numbers (nearest rank). */
@@ -10,6 +17,55 @@ export function percentile(values: number[], p: number): number {
 }
 
 export { withClients } from '../test/support/processes.js';
+
+/**
+ * What a scenario may ask of the runtime's process from outside it (bench/runtime-process.ts): its usage
+ * counters, a reset of them, one sweep, and the drift-check window.
+ */
+export class RuntimeControl {
+  constructor(private readonly url: string) {}
+
+  private async call<T>(method: 'GET' | 'POST', path: string): Promise<T> {
+    const response = await fetch(`${this.url}${path}`, { method });
+    if (!response.ok)
+      throw new Error(`runtime control ${method} ${path}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as T;
+  }
+
+  usage(): Promise<Usage> {
+    return this.call('GET', '/usage');
+  }
+
+  async resetUsage(): Promise<void> {
+    await this.call('POST', '/usage/reset');
+  }
+
+  sweep(): Promise<{ drifted: number; driftedServices: number }> {
+    return this.call('POST', '/sweep');
+  }
+
+  settings(): Promise<{ driftCheckRouters: number }> {
+    return this.call('GET', '/settings');
+  }
+}
+
+/** DynamoDB and SQS calls made inside each kind of operation (mean and max per operation). */
+export function callsPerOperation(
+  usage: Usage,
+): Record<string, { mean: number; max: number; count: number; readUnitsMean: number }> {
+  const round2 = (value: number) => Math.round(value * 100) / 100;
+  return Object.fromEntries(
+    Object.entries(usage.operations).map(([kind, entry]) => [
+      kind,
+      {
+        mean: round2(entry.calls / entry.count),
+        max: entry.maxCalls,
+        count: entry.count,
+        readUnitsMean: round2(entry.readUnits / entry.count),
+      },
+    ]),
+  );
+}
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -59,44 +115,63 @@ export class Observer {
     return items.filter((item) => !item.deleted) as never;
   }
 
-  async routerConfig(
-    routerKey: string,
-  ): Promise<{ version: number; listeners: Record<string, { port: string }> }> {
-    const { Item } = await this.db.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: { PK: `ROUTERCFG#${routerKey}`, SK: 'CFG' },
-        ConsistentRead: true,
-      }),
-    );
-    return {
-      version: Number(Item?.version ?? 0),
-      listeners: (Item?.config?.bridges?.tcpListeners ?? {}) as Record<string, { port: string }>,
-    };
-  }
-
   /**
-   * Many routers' listener names at once: BatchGetItem, 100 keys a call, only the bridges read, so an
-   * observer of 1,000 agents costs ten calls per look instead of a thousand.
+   * Many agents' `microserviceConfig` change stamps at once (BatchGetItem, 100 keys a call): a stamp above
+   * the one seen before a change means the agent has been told, and its next poll pulls the config that
+   * holds the change (the config is composed when it is read).
    */
-  async routerListeners(routerKeys: readonly string[]): Promise<Map<string, string[]>> {
-    const found = new Map<string, string[]>();
-    for (let i = 0; i < routerKeys.length; i += 100) {
+  async changeStamps(agentUuids: readonly string[]): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    for (let i = 0; i < agentUuids.length; i += 100) {
       let request: Record<string, unknown> | undefined = {
         [this.table]: {
-          Keys: routerKeys.slice(i, i + 100).map((key) => ({ PK: `ROUTERCFG#${key}`, SK: 'CFG' })),
-          ProjectionExpression: 'routerKey, #config.bridges.tcpListeners',
-          ExpressionAttributeNames: { '#config': 'config' },
+          Keys: agentUuids.slice(i, i + 100).map((uuid) => ({ PK: `CHANGES#${uuid}`, SK: 'CHANGES' })),
+          ProjectionExpression: 'PK, seq_microserviceConfig',
         },
       };
       while (request && Object.keys(request).length > 0) {
         const page = await this.db.send(new BatchGetCommand({ RequestItems: request as never }));
         for (const item of page.Responses?.[this.table] ?? []) {
-          found.set(String(item.routerKey), Object.keys(item.config?.bridges?.tcpListeners ?? {}));
+          found.set(String(item.PK).slice('CHANGES#'.length), Number(item.seq_microserviceConfig ?? 0));
         }
         request = page.UnprocessedKeys as Record<string, unknown> | undefined;
       }
     }
+    return found;
+  }
+
+  /** The largest item the table holds (bytes of its attribute names and values, as DynamoDB counts them, roughly). */
+  async largestItem(): Promise<{ bytes: number; key: string; items: number }> {
+    let largest = { bytes: 0, key: '', items: 0 };
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(new ScanCommand({ TableName: this.table, ExclusiveStartKey: start }));
+      for (const item of page.Items ?? []) {
+        largest.items += 1;
+        const bytes = itemBytes(item);
+        if (bytes > largest.bytes) largest = { ...largest, bytes, key: `${item.PK} / ${item.SK}` };
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return largest;
+  }
+
+  /** A router's stored listener entries (its partition's `ENTRY#tcpListeners#` items), by name. */
+  async storedListeners(routerKey: string): Promise<Record<string, { port: string }>> {
+    const found: Record<string, { port: string }> = {};
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+          ExpressionAttributeValues: { ':pk': `ROUTERCFG#${routerKey}`, ':prefix': 'ENTRY#tcpListeners#' },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) found[item.entry.name] = item.entry;
+      start = page.LastEvaluatedKey;
+    } while (start);
     return found;
   }
 
@@ -129,4 +204,22 @@ export async function createAgent(api: ApiClient, body: Record<string, unknown>)
   const response = await api.post<{ uuid: string }>('/api/v3/iofog', body);
   if (response.status !== 201) throw new Error(`agent create: ${response.status} ${response.text}`);
   return response.body.uuid;
+}
+
+/**
+ * An item's size as DynamoDB counts it, close enough for a report: attribute names plus values (strings
+ * in UTF-8, numbers as their digits, nested maps and lists by their parts, plus a few bytes each).
+ */
+function itemBytes(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value === 'number') return String(value).length;
+  if (typeof value === 'boolean' || value === null) return 1;
+  if (value instanceof Set) return [...value].reduce((sum, member) => sum + itemBytes(member), 0);
+  if (Array.isArray(value)) return value.reduce((sum, member) => sum + 1 + itemBytes(member), 3);
+  if (typeof value === 'object' && value)
+    return Object.entries(value).reduce(
+      (sum, [name, member]) => sum + Buffer.byteLength(name) + 1 + itemBytes(member),
+      3,
+    );
+  return 0;
 }

@@ -1,6 +1,13 @@
-import { resetUsage, usage } from '../../shared/metrics/usage.js';
 import type { ApiClient } from '../../test/support/client.js';
-import { createAgent, type Observer, percentile, sleep, withClients } from '../support.js';
+import {
+  callsPerOperation,
+  createAgent,
+  type Observer,
+  percentile,
+  type RuntimeControl,
+  sleep,
+  withClients,
+} from '../support.js';
 
 /**
  * S1 burst: N creates from C concurrent clients. Reports API latency, time to ready, convergence,
@@ -10,11 +17,12 @@ export async function runBurst(
   api: ApiClient,
   observer: Observer,
   settings: { n: number; clients: number },
+  control: RuntimeControl,
   hub: HubDocument = remoteHub(api, observer),
 ) {
   await hub.setUp();
   await sleep(500);
-  resetUsage();
+  await control.resetUsage();
   const names = Array.from({ length: settings.n }, (_, i) => `s1-${String(i).padStart(5, '0')}`);
   const createdAt = new Map<string, number>();
   const readyAt = new Map<string, number>();
@@ -65,6 +73,7 @@ export async function runBurst(
   }
   await watcher;
   const converged = Date.now();
+  const usage = await control.usage();
   const hubListeners = await hub.listeners();
   const services = (await observer.services()).filter((service) => service.name.startsWith('s1-'));
   const ports = services.map((service) => service.bridgePort);
@@ -94,7 +103,7 @@ export async function runBurst(
     sqsMessagesPerService: round((usage.sqsMessagesSent / settings.n) * 100) / 100,
     lost,
     duplicatePorts: ports.length - new Set(ports).size,
-    callsPerOperation: callsPerOperation(),
+    callsPerOperation: callsPerOperation(usage),
     steps: Object.fromEntries(
       Object.entries(usage.steps)
         .sort(([, a], [, b]) => b.totalMs - a.totalMs)
@@ -134,16 +143,6 @@ export async function runBurst(
 
 const round = (value: number) => Math.round(value);
 
-/** DynamoDB and SQS calls made inside each kind of operation (mean and max per operation). */
-export function callsPerOperation(): Record<string, { mean: number; max: number; count: number }> {
-  return Object.fromEntries(
-    Object.entries(usage.operations).map(([kind, entry]) => [
-      kind,
-      { mean: Math.round((entry.calls / entry.count) * 100) / 100, max: entry.maxCalls, count: entry.count },
-    ]),
-  );
-}
-
 /** Where the hub document lives: the default router's config (remote) or the operator's ConfigMap. */
 export interface HubDocument {
   controlPlane: 'remote' | 'kubernetes';
@@ -166,6 +165,6 @@ export function remoteHub(api: ApiClient, observer: Observer): HubDocument {
         await sleep(200);
       }
     },
-    listeners: async () => (await observer.routerConfig(hubKey)).listeners,
+    listeners: () => observer.storedListeners(hubKey),
   };
 }

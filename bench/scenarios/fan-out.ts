@@ -1,20 +1,26 @@
-import { config } from '../../shared/context.js';
-import { resetUsage, usage } from '../../shared/metrics/usage.js';
-import { sweep } from '../../shared/reconcile/sweeper.js';
 import type { ApiClient } from '../../test/support/client.js';
-import { createAgent, type Observer, percentile, sleep, withClients } from '../support.js';
-import { callsPerOperation } from './burst.js';
+import {
+  callsPerOperation,
+  createAgent,
+  type Observer,
+  percentile,
+  type RuntimeControl,
+  sleep,
+  withClients,
+} from '../support.js';
 
 /**
  * S2 fan-out: A agents tagged `all` must all get one new service's listener; then a tag change on the
- * service makes every one of them reconcile again. Reports the time until every agent's config is
- * right and the store reads per fog reconcile.
+ * service makes every one of them be told again. Watched from outside the runtime's process: an agent
+ * has the listener once it has been told (its change stamp moved) and its config, composed when read,
+ * holds it; a sample of agents is read through the API as Edgelet would. Reports the time until every
+ * agent has it and the store calls and reads per fog reconcile.
  */
 export async function runFanOut(
   api: ApiClient,
   observer: Observer,
   settings: { agents: number; clients: number },
-  inRuntime: <R>(task: () => Promise<R>) => Promise<R>,
+  control: RuntimeControl,
 ) {
   const indexes = Array.from({ length: settings.agents }, (_, i) => i);
   const agents = await withClients(indexes, settings.clients, (i) =>
@@ -29,7 +35,8 @@ export async function runFanOut(
   );
   await waitForRouters(observer, agents, 600_000);
 
-  resetUsage();
+  await control.resetUsage();
+  const before = await observer.changeStamps(agents);
   const started = Date.now();
   const created = await api.post<{ bridgePort: number }>('/api/v3/services', {
     name: 's2-fanout',
@@ -40,37 +47,36 @@ export async function runFanOut(
   });
   if (created.status !== 201) throw new Error(`S2 create: ${created.status} ${created.text}`);
   // Watched with batched reads every 500 ms, so the watching does not slow what it watches.
-  await waitFor(
-    async () => {
-      const listeners = await observer.routerListeners(agents);
-      return agents.every((uuid) => listeners.get(uuid)?.includes('s2-fanout-listener'));
-    },
-    600_000,
-    500,
-  );
+  await waitForAllTold(observer, agents, before);
   const listenerEverywhereMs = Date.now() - started;
-  const createReconciles = usage.routerReconciles;
-  const createReads = usage.dynamodbReadUnits;
-  const createCalls = callsPerOperation()['fog reconcile'];
+  const sample = await sampledListeners(api, agents);
+  if (!sample.every((listeners) => listeners.includes('s2-fanout-listener')))
+    throw new Error('S2: an agent told of the new service does not hold its listener');
+  const createUsage = await control.usage();
 
-  resetUsage();
+  await control.resetUsage();
+  const beforeTag = await observer.changeStamps(agents);
   const tagStarted = Date.now();
   const patched = await api.patch('/api/v3/services/s2-fanout', { tags: ['fanout', 'renamed'] });
   if (patched.status !== 204) throw new Error(`S2 patch: ${patched.status} ${patched.text}`);
-  await waitForRouters(observer, agents, 600_000, tagStarted);
+  await waitForAllTold(observer, agents, beforeTag);
   const tagChangeMs = Date.now() - tagStarted;
-  const tagReconciles = usage.routerReconciles;
-  const tagReads = usage.dynamodbReadUnits;
-  const drift = await measureDriftCycle(settings.agents, inRuntime);
+  const tagUsage = await control.usage();
+  const drift = await measureDriftCycle(settings.agents, control);
+  const createCalls = callsPerOperation(createUsage)['fog reconcile'];
   const result = {
     agents: settings.agents,
     listenerOnEveryAgentMs: listenerEverywhereMs,
-    fogReconcilesForCreate: createReconciles,
-    readUnitsPerFogReconcileOnCreate: round2(createReads / Math.max(1, createReconciles)),
+    fogReconcilesForCreate: createUsage.routerReconciles,
+    readUnitsPerFogReconcileOnCreate: round2(
+      createUsage.dynamodbReadUnits / Math.max(1, createUsage.routerReconciles),
+    ),
     callsPerFogReconcileOnCreate: createCalls,
     tagChangeConvergedMs: tagChangeMs,
-    fogReconcilesForTagChange: tagReconciles,
-    readUnitsPerFogReconcileOnTagChange: round2(tagReads / Math.max(1, tagReconciles)),
+    fogReconcilesForTagChange: tagUsage.routerReconciles,
+    readUnitsPerFogReconcileOnTagChange: round2(
+      tagUsage.dynamodbReadUnits / Math.max(1, tagUsage.routerReconciles),
+    ),
     driftCheck: drift,
   };
   console.log('\nS2 fan-out');
@@ -82,7 +88,7 @@ export async function runFanOut(
     'store/queue calls per fog reconcile (create; mean / max)': createCalls
       ? `${createCalls.mean} / ${createCalls.max}`
       : 'none',
-    'tag change converged on every agent (ms)': result.tagChangeConvergedMs,
+    'tag change on every agent (ms)': result.tagChangeConvergedMs,
     'fog reconciles (tag change)': result.fogReconcilesForTagChange,
     'DynamoDB RCU per fog reconcile (tag change)': result.readUnitsPerFogReconcileOnTagChange,
     [`drift check: sweeps for every agent (window ${drift.window})`]: drift.sweeps,
@@ -94,22 +100,49 @@ export async function runFanOut(
   return result;
 }
 
+/** Until every agent's change stamp is above the one seen before (batched reads, 500 ms apart). */
+export async function waitForAllTold(observer: Observer, agents: string[], before: Map<string, number>) {
+  await waitFor(
+    async () => {
+      const stamps = await observer.changeStamps(agents);
+      return agents.every((uuid) => (stamps.get(uuid) ?? 0) > (before.get(uuid) ?? 0));
+    },
+    900_000,
+    500,
+  );
+}
+
+/** The listener names of ten agents spread over the fleet, read through the API as their routers get them. */
+export async function sampledListeners(api: ApiClient, agents: string[]): Promise<string[][]> {
+  const step = Math.max(1, Math.floor(agents.length / 10));
+  const picked = agents.filter((_, index) => index % step === 0).slice(0, 10);
+  return Promise.all(
+    picked.map(async (uuid) => {
+      const response = await api.get<{ bridges?: { tcpListeners?: Record<string, unknown> } }>(
+        `/api/v3/iofog/${uuid}/router-config`,
+      );
+      return Object.keys(response.body.bridges?.tcpListeners ?? {});
+    }),
+  );
+}
+
 /**
  * One full cycle of the periodic sweep's drift check over every agent (⌈agents / window⌉ sweeps, run
- * here one after another): what a sweep reads, how long it takes, and that nothing converged is
- * reported as drifted.
+ * one after another in the runtime's process): what a sweep reads, how long it takes, and that nothing
+ * converged is reported as drifted.
  */
-async function measureDriftCycle(agents: number, inRuntime: <R>(task: () => Promise<R>) => Promise<R>) {
-  const window = await inRuntime(async () => config().driftCheckRouters);
+async function measureDriftCycle(agents: number, control: RuntimeControl) {
+  const window = (await control.settings()).driftCheckRouters;
   const sweeps = Math.ceil(agents / window);
   const durations: number[] = [];
   let drifted = 0;
-  resetUsage();
+  await control.resetUsage();
   for (let i = 0; i < sweeps; i++) {
     const started = performance.now();
-    drifted += (await inRuntime(() => sweep({ full: false }))).drifted;
+    drifted += (await control.sweep()).drifted;
     durations.push(performance.now() - started);
   }
+  const usage = await control.usage();
   const reads = Object.entries(usage.dynamodbCalls)
     .filter(([command]) => /^(Get|Query|Scan|BatchGet)/.test(command))
     .reduce((sum, [, calls]) => sum + calls, 0);
@@ -126,7 +159,7 @@ async function measureDriftCycle(agents: number, inRuntime: <R>(task: () => Prom
 }
 
 /** Waits until every router finished all requests made up to now. */
-async function waitForRouters(observer: Observer, routers: string[], timeoutMs: number, after = 0) {
+export async function waitForRouters(observer: Observer, routers: string[], timeoutMs: number, after = 0) {
   await sleep(200);
   await waitFor(async () => {
     const states = await Promise.all(routers.map((uuid) => observer.routerRequests(uuid)));
@@ -136,7 +169,7 @@ async function waitForRouters(observer: Observer, routers: string[], timeoutMs: 
   }, timeoutMs);
 }
 
-async function waitFor(condition: () => Promise<boolean>, timeoutMs: number, intervalMs = 500) {
+export async function waitFor(condition: () => Promise<boolean>, timeoutMs: number, intervalMs = 500) {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('S2: timed out');

@@ -158,7 +158,8 @@ function registeredMicroservice(row: MicroserviceRow, imageId: string): AgentMic
 async function routerMicroservice(agent: AgentRow): Promise<AgentMicroservice | undefined> {
   if (agent.routerMode === 'none') return undefined;
   const [routerConfig, certificates] = await Promise.all([
-    (async () => readRouterConfig(agent.uuid, hubRouterKey(await getDefaultRouter()) === agent.uuid))(),
+    (async () =>
+      readRouterConfig(agent.uuid, hubRouterKey(await getDefaultRouter()) === agent.uuid, agent))(),
     heldCertificates(agent),
   ]);
   const { image, registryId } = config().router;

@@ -101,5 +101,5 @@ export async function getAgentRouterConfig(uuid: string): Promise<RouterConfig> 
   if (agent.routerMode === 'none') {
     throw new NotFoundError(`Agent ${agent.name} has router mode none: it has no router config`);
   }
-  return readRouterConfig(uuid, hubRouterKey(await getDefaultRouter()) === uuid);
+  return readRouterConfig(uuid, hubRouterKey(await getDefaultRouter()) === uuid, agent);
 }

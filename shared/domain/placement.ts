@@ -1,4 +1,9 @@
-import { agentDistributionTokens, agentSelectsService } from './distribution.js';
+import {
+  agentDistributionTokens,
+  agentSelectsService,
+  DISTRIBUTION_ALL,
+  serviceDistributionTokens,
+} from './distribution.js';
 import {
   buildTcpConnector,
   buildTcpListener,
@@ -201,4 +206,47 @@ export function entriesFor(
   const backend = backendOn(router, service, microservice);
   if (backend) entries.connector = buildTcpConnector(service.name, service.targetPort, backend);
   return entries;
+}
+
+/**
+ * The part of `entriesFor` stored under the router itself: the hub listener and the connector. A
+ * listener an agent holds because its tags select the service is the same object on every agent, so it
+ * is stored once per distribution token (`selectedListener`) and composed into each selecting agent's
+ * config when the config is read: a service selected by 10,000 agents is one item, not 10,000.
+ */
+export function storedEntriesFor(
+  router: RouterView,
+  service: PlacedService,
+  microservice?: PlacedMicroservice,
+): RouterEntries {
+  const entries = entriesFor(router, service, microservice);
+  if (entries.listener && !isHubFor(router, service)) delete entries.listener;
+  return entries;
+}
+
+/** The listener every agent selecting the service holds (once a bridge port is assigned). */
+export function selectedListener(service: PlacedService): TcpListener | undefined {
+  if (service.deleted || service.bridgePort === null) return undefined;
+  return buildTcpListener(service.name, service.bridgePort);
+}
+
+/**
+ * The distribution sets a service's selected listener is stored in: one per token its tags carry, and
+ * the set of every service (read by agents tagged `all`). No tag token holds ':', so the name of the
+ * every-service set cannot collide with one.
+ */
+export const EVERY_SERVICE_SET = ':all';
+
+export function listenerSetsOfService(serviceTags: readonly string[]): string[] {
+  return [EVERY_SERVICE_SET, ...serviceDistributionTokens(serviceTags)];
+}
+
+/** The distribution sets whose listeners an agent's router holds (none for router mode none). */
+export function listenerSetsOfAgent(
+  agent: { routerMode: RouterMode; tags: readonly string[] },
+  tagPrefix: string,
+): string[] {
+  if (agent.routerMode === 'none') return [];
+  const tokens = agentDistributionTokens(agent.tags, tagPrefix);
+  return tokens.includes(DISTRIBUTION_ALL) ? [EVERY_SERVICE_SET] : tokens;
 }

@@ -57,6 +57,38 @@ function replaceManaged<T extends { name: string }>(
   return Object.fromEntries([...kept, ...wanted]);
 }
 
+/** Whether a bridge entry name is one fogbridge manages (`*-listener` listeners, `*-connector` connectors). */
+export const isManagedListener = (name: string) => name.endsWith('-listener');
+export const isManagedConnector = (name: string) => name.endsWith('-connector');
+
+/** The managed entries of a config (what `applyDesiredBridges` replaces). */
+export function managedBridges(config: RouterConfig): DesiredBridges {
+  return {
+    listeners: Object.entries(config.bridges?.tcpListeners ?? {})
+      .filter(([name]) => isManagedListener(name))
+      .map(([, entry]) => entry),
+    connectors: Object.entries(config.bridges?.tcpConnectors ?? {})
+      .filter(([name]) => isManagedConnector(name))
+      .map(([, entry]) => entry),
+  };
+}
+
+/**
+ * A router's config as its router receives it, composed from what is stored apart: the base (its own
+ * part and any entry fogbridge does not manage), the entries stored under the router, and the listeners
+ * of the distribution sets it selects. One entry per name: a hub that also selects a service holds the
+ * same listener twice over, once.
+ */
+export function composeRouterConfig(
+  base: RouterConfig,
+  stored: DesiredBridges,
+  selected: readonly TcpListener[],
+): RouterConfig {
+  const listeners = new Map<string, TcpListener>();
+  for (const entry of [...selected, ...stored.listeners]) listeners.set(entry.name, entry);
+  return applyDesiredBridges(base, { listeners: [...listeners.values()], connectors: stored.connectors });
+}
+
 /**
  * Sets the router's own part of the config (identity, links, TLS profiles: `router-site.ts`) and makes
  * sure both bridge maps exist, as a router's full document always has them. `bridges` is left to

@@ -16,8 +16,11 @@ export interface Usage {
   hubWrites: number;
   /** Time spent per named step, summed over all calls, and the number of calls. */
   steps: Record<string, { totalMs: number; calls: number }>;
-  /** Store and queue calls made inside each kind of operation (`create service`, `fog reconcile`). */
-  operations: Record<string, { count: number; calls: number; maxCalls: number }>;
+  /**
+   * Store and queue calls, and DynamoDB read units, inside each kind of operation (`create service`,
+   * `service reconcile`, `fog reconcile`).
+   */
+  operations: Record<string, { count: number; calls: number; maxCalls: number; readUnits: number }>;
 }
 
 export const usage: Usage = {
@@ -46,7 +49,7 @@ export function resetUsage(): void {
   usage.operations = {};
 }
 
-const operationScope = new AsyncLocalStorage<{ calls: number }>();
+const operationScope = new AsyncLocalStorage<{ calls: number; readUnits: number }>();
 
 /**
  * Runs `work` as one operation of `kind`, counting the DynamoDB and SQS calls made inside it (when
@@ -54,13 +57,14 @@ const operationScope = new AsyncLocalStorage<{ calls: number }>();
  */
 export async function countOperation<T>(kind: string, work: () => Promise<T>): Promise<T> {
   if (!metering()) return work();
-  const scope = { calls: 0 };
+  const scope = { calls: 0, readUnits: 0 };
   try {
     return await operationScope.run(scope, work);
   } finally {
-    const entry = usage.operations[kind] ?? { count: 0, calls: 0, maxCalls: 0 };
+    const entry = usage.operations[kind] ?? { count: 0, calls: 0, maxCalls: 0, readUnits: 0 };
     entry.count += 1;
     entry.calls += scope.calls;
+    entry.readUnits += scope.readUnits;
     entry.maxCalls = Math.max(entry.maxCalls, scope.calls);
     usage.operations[kind] = entry;
   }
@@ -102,7 +106,10 @@ export function recordDynamoDbCall(commandName: string, consumed: unknown): void
   const entries = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
   for (const entry of entries as { CapacityUnits?: number }[]) {
     const units = Number(entry.CapacityUnits ?? 0);
-    if (READS.has(commandName)) usage.dynamodbReadUnits += units;
-    else usage.dynamodbWriteUnits += units;
+    if (READS.has(commandName)) {
+      usage.dynamodbReadUnits += units;
+      const scope = operationScope.getStore();
+      if (scope) scope.readUnits += units;
+    } else usage.dynamodbWriteUnits += units;
   }
 }

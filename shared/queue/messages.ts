@@ -9,13 +9,15 @@ export type ServiceReconcileMessage = z.output<typeof serviceReconcileMessage>;
 
 /**
  * fog-reconcile.fifo: the key is a router (agent uuid or the standalone default router). `seq` is the
- * request number that lets a worker skip requests a later computation already covered. `service`,
- * when set, names a service whose entries the worker re-checks against its row after writing, so
- * an index that lags the table cannot make a reconcile look done.
+ * request number that lets a worker skip requests a later computation already covered (0 for a service
+ * fan-out, which is never skipped). `service`, when set, names the one service whose entries the worker
+ * converges on that router; `raise` says the service's distribution-set listener changed, so an agent
+ * selecting it is told even though nothing under its own router changed.
  */
 export const fogReconcileMessage = z.object({
   routerKey: z.string().min(1),
   seq: z.number().int().nonnegative(),
   service: z.string().optional(),
+  raise: z.boolean().optional(),
 });
 export type FogReconcileMessage = z.output<typeof fogReconcileMessage>;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../context.js';
@@ -39,13 +40,20 @@ export async function enqueueServiceReconcile(
  * counter, so a worker that already computed past a number skips it: a burst of fan-outs to one agent
  * costs one computation, and no request is ever deduplicated away before it was covered.
  */
-export async function enqueueFogReconciles(routerKeys: Iterable<string>, service?: string): Promise<void> {
+export async function enqueueFogReconciles(
+  routerKeys: Iterable<string>,
+  service?: string,
+  options: { raise?: boolean } = {},
+): Promise<void> {
+  // A service fan-out is one message per router and nothing else: no request counter to stamp (those
+  // messages are never skipped), and a dedup id of its own so a later fan-out is never taken for it.
+  const fanOut = service === undefined ? undefined : randomUUID();
   const messages: FogReconcileMessage[] = await Promise.all(
-    [...new Set(routerKeys)].map(async (routerKey) => ({
-      routerKey,
-      seq: await nextRouterRequest(routerKey, service === undefined),
-      service,
-    })),
+    [...new Set(routerKeys)].map(async (routerKey) =>
+      service === undefined
+        ? { routerKey, seq: await nextRouterRequest(routerKey) }
+        : { routerKey, seq: 0, service, ...(options.raise ? { raise: true } : {}) },
+    ),
   );
   const batches = Array.from({ length: Math.ceil(messages.length / 10) }, (_, i) =>
     messages.slice(i * 10, i * 10 + 10),
@@ -59,7 +67,9 @@ export async function enqueueFogReconciles(routerKeys: Iterable<string>, service
           Id: String(index),
           MessageBody: JSON.stringify(message),
           MessageGroupId: message.routerKey,
-          MessageDeduplicationId: dedupId(`${message.routerKey}:${message.seq}`),
+          MessageDeduplicationId: dedupId(
+            fanOut === undefined ? `${message.routerKey}:${message.seq}` : `${message.routerKey}:${fanOut}`,
+          ),
         })),
       }),
     );
@@ -82,19 +92,17 @@ async function mapWithConcurrency<T>(items: readonly T[], limit: number, work: (
 }
 
 /**
- * The next request number of a router. A request not about one service (an agent change, a CA import,
- * a re-drive) also stamps `fabricRequested`: the worker that covers it runs the agent's fabric steps
- * (certificates, NATS), which a service fan-out alone does not need.
+ * The next request number of a router. Such a request (an agent change, a CA import, a re-drive) also
+ * stamps `fabricRequested`: the worker that covers it runs the agent's fabric steps (certificates, NATS)
+ * and a full computation of its router.
  */
-async function nextRouterRequest(routerKey: string, fabric: boolean): Promise<number> {
+async function nextRouterRequest(routerKey: string): Promise<number> {
   const next = 'if_not_exists(requested, :zero) + :one';
   const { Attributes } = await documentClient().send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.routerRequests(routerKey),
-      UpdateExpression: fabric
-        ? `SET requested = ${next}, fabricRequested = ${next}`
-        : `SET requested = ${next}`,
+      UpdateExpression: `SET requested = ${next}, fabricRequested = ${next}`,
       ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
       ReturnValues: 'UPDATED_NEW',
     }),

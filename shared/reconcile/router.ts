@@ -1,22 +1,26 @@
 import { config } from '../context.js';
 import { DEFAULT_ROUTER_PORTS } from '../domain/agent-schema.js';
-import { agentDistributionTokens, agentSelectsService, DISTRIBUTION_ALL } from '../domain/distribution.js';
 import {
   DEFAULT_ROUTER,
-  entriesFor,
   hubRouterKey,
+  listenerSetsOfAgent,
   type PlacedMicroservice,
+  type RouterEntries,
   type RouterView,
   serviceSiteKey,
+  storedEntriesFor,
 } from '../domain/placement.js';
 import {
   applyDesiredBridges,
   applyRouterSite,
+  canonicalJson,
+  composeRouterConfig,
   type DesiredBridges,
   initialRouterConfig,
   type RouterConfig,
   sameRouterConfig,
 } from '../domain/router-config.js';
+import { connectorName, listenerName } from '../domain/router-objects.js';
 import {
   agentCertificateToken,
   buildRouterSiteConfig,
@@ -34,22 +38,20 @@ import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
 import { getCertificate } from '../store/certificates.js';
 import { raiseChangeFlag } from '../store/changes.js';
+import { batchGetItems, keys } from '../store/client.js';
 import { withLock } from '../store/lock.js';
 import {
   type DefaultRouterRow,
+  entriesFromItems,
+  entryChanges,
   getDefaultRouter,
-  getRouterConfig,
-  putRouterConfig,
+  putRouterParts,
   type RouterConfigRow,
+  type RouterEntryChanges,
+  readStoredRouter,
+  serviceEntryKeys,
 } from '../store/routers.js';
-import {
-  getServiceRow,
-  listServiceNamesByToken,
-  listServiceRows,
-  listServicesByHub,
-  listServicesBySite,
-  type ServiceRow,
-} from '../store/services.js';
+import { getServiceRow, listServicesByHub, listServicesBySite, type ServiceRow } from '../store/services.js';
 
 export interface RouterReconcileResult {
   routerKey: string;
@@ -59,14 +61,6 @@ export interface RouterReconcileResult {
   config: RouterConfig | undefined;
 }
 
-/**
- * Recomputes one router's bridge entries from the store and writes them when they differ: listeners for
- * the services it is hub for and the services its tags select, connectors for the services whose backend
- * it reaches (shared/domain/placement.ts decides each). Everything else in its config stays as found.
- * Idempotent and safe to run concurrently: each write is conditioned on the config's version, and a lost
- * race recomputes. The hub document is also written under the hub lock, so a burst of service reconciles
- * queues on the lock instead of on version conflicts; whoever holds it applies every pending change.
- */
 export async function reconcileRouter(
   routerKey: string,
   // A caller that has just read the default router passes it on instead of reading it again.
@@ -75,12 +69,20 @@ export async function reconcileRouter(
 ): Promise<RouterReconcileResult> {
   const defaultRouter = knownDefaultRouter ?? (await getDefaultRouter());
   if (routerKey !== hubRouterKey(defaultRouter)) return writeRouterBridges(routerKey, defaultRouter, known);
+  return underHubLock(routerKey, () => writeRouterBridges(routerKey, defaultRouter));
+}
+
+/**
+ * The hub document is written under the hub lock, so a burst of service reconciles queues on the lock
+ * instead of on version conflicts.
+ */
+async function underHubLock<T>(routerKey: string, write: () => Promise<T>): Promise<T> {
   const { hubLockLeaseMs } = config();
   const result = await withLock(
     `hub:${routerKey}`,
     `${process.pid}:${Math.random().toString(36).slice(2)}`,
     { leaseMs: hubLockLeaseMs, waitMs: hubLockLeaseMs },
-    () => writeRouterBridges(routerKey, defaultRouter),
+    write,
   );
   if (!result) throw new ContentionError(`The hub lock for router ${routerKey} stayed busy; will retry`);
   return result;
@@ -88,12 +90,11 @@ export async function reconcileRouter(
 
 /**
  * What a caller already read for this router (the fog worker reads them in one batch): the agent row,
- * the stored config (`null`: read, and there is none), and whether the agent's own part of the config
- * may have changed (`site: false`: only bridges move, the stored site part stays as it is).
+ * and whether the agent's own part of the config may have changed (`site: false`: only bridges move, the
+ * stored site part stays as it is).
  */
 export interface KnownRouterInputs {
   agent?: AgentRow;
-  current?: RouterConfigRow | null;
   site?: boolean;
 }
 
@@ -118,6 +119,9 @@ export async function routerView(
   return { key: routerKey, hubKey, agent, tagPrefix };
 }
 
+const isKubernetesHub = (router: RouterView) =>
+  router.key === DEFAULT_ROUTER && config().controlPlane === 'kubernetes';
+
 async function writeRouterBridges(
   routerKey: string,
   defaultRouter: DefaultRouterRow | undefined,
@@ -125,35 +129,33 @@ async function writeRouterBridges(
 ): Promise<RouterReconcileResult> {
   const router = await routerView(routerKey, defaultRouter, known.agent);
   if (!router) return { routerKey, managed: false, written: false, config: undefined };
-  if (router.key === DEFAULT_ROUTER && config().controlPlane === 'kubernetes') {
+  if (isKubernetesHub(router)) {
     // On Kubernetes the default router's document is the operator's ConfigMap.
     const result = await applyHubConfigMap(await desiredBridges(router));
     if (result.written) usage.hubWrites += 1;
     return { routerKey, managed: true, written: result.written, config: result.view };
   }
   const isHub = router.key === router.hubKey;
-  // The stored config read with the caller's batch serves the first attempt; a lost race reads again.
-  let prefetched = known.current;
   return retryOnConflict(
     async () => {
-      const { current, base, next, desired } = await plannedRouterConfig(router, defaultRouter, {
-        current: prefetched,
-        site: known.site ?? true,
-      });
-      prefetched = undefined;
+      const plan = await plannedRouterConfig(router, defaultRouter, { site: known.site ?? true });
+      const view = composeRouterConfig(plan.next, plan.desired, []);
       // Nothing to change (a router with no config yet whose desired state is its default counts too):
       // no write, and no change flag for the agent to chase.
-      if (sameRouterConfig(base, next)) return { routerKey, managed: true, written: false, config: base };
+      if (!plan.changed) return { routerKey, managed: true, written: false, config: view };
       faultPoint('router:before-write');
-      if (!(await putRouterConfig(routerKey, next, current?.version ?? 0))) return CONFLICT;
+      const version = plan.stored.row?.version ?? 0;
+      if (!(await putRouterParts(routerKey, plan.next, plan.changes, version, plan.selects))) return CONFLICT;
+      // Rows read before the write may have changed while it was made: recompute if any now disagrees.
+      if (!(await stillPlaced(router, plan.changes, plan.desired))) return CONFLICT;
       if (isHub) usage.hubWrites += 1;
       if (router.agent) await raiseChangeFlag(router.agent.uuid, 'microserviceConfig');
       logger.debug('router config written', {
         routerKey,
-        listeners: desired.listeners.length,
-        connectors: desired.connectors.length,
+        put: plan.changes.put.length,
+        removed: plan.changes.remove.length,
       });
-      return { routerKey, managed: true, written: true, config: next };
+      return { routerKey, managed: true, written: true, config: view };
     },
     {
       times: 20,
@@ -164,24 +166,250 @@ async function writeRouterBridges(
 }
 
 /**
- * A router's stored config, and what it becomes with what the store says it should hold: an agent's
- * own part (identity, links, TLS) and the service bridges.
+ * Whether the services whose entries a write changed still want exactly those entries on the router,
+ * by their rows read now (consistently).
+ */
+async function stillPlaced(
+  router: ManagedRouter,
+  changes: RouterEntryChanges,
+  desired: DesiredBridges,
+): Promise<boolean> {
+  const names = [
+    ...new Set([
+      ...changes.put.map((change) => change.entry.address),
+      ...changes.remove.map((change) => change.name.replace(/-(listener|connector)$/, '')),
+    ]),
+  ];
+  if (names.length === 0) return true;
+  const rows = await batchGetItems<ServiceRow>(names.map((name) => keys.service(name)));
+  for (const [index, name] of names.entries()) {
+    const row = rows.get(index);
+    const wanted = row ? storedEntriesFor(router, row, await backendOf(router, row, {})) : {};
+    const written = {
+      listener: desired.listeners.find((entry) => entry.name === listenerName(name)),
+      connector: desired.connectors.find((entry) => entry.name === connectorName(name)),
+    };
+    if (canonicalJson(wanted.listener) !== canonicalJson(written.listener)) return false;
+    if (canonicalJson(wanted.connector) !== canonicalJson(written.connector)) return false;
+  }
+  return true;
+}
+
+/** One service's entries under one router, as read together with the router's base item. */
+export interface StoredServiceEntries {
+  row: RouterConfigRow | undefined;
+  entries: DesiredBridges;
+}
+
+export interface ServiceEntriesResult {
+  managed: boolean;
+  written: boolean;
+  /** The service's entries the router holds now. */
+  entries: RouterEntries;
+}
+
+/**
+ * Converges only one service's entries on one router: reads the router's base item and the service's two
+ * entry items, computes what placement wants from the service row alone, and writes the difference with
+ * a version bump. This is what a service reconcile and a service fan-out run, so neither reads (or
+ * rewrites) anything that grows with the number of services. A router with no stored config yet gets its
+ * first full computation instead. The hub is written under the hub lock.
+ */
+export async function reconcileRouterForService(
+  routerKey: string,
+  service: ServiceRow | undefined,
+  serviceName: string,
+  defaultRouter: DefaultRouterRow | undefined,
+  known: { agent?: AgentRow; stored?: StoredServiceEntries; microservice?: PlacedMicroservice } = {},
+): Promise<ServiceEntriesResult> {
+  const router = await routerView(routerKey, defaultRouter, known.agent);
+  if (!router) return { managed: false, written: false, entries: {} };
+  if (isKubernetesHub(router)) {
+    const result = await underHubLock(routerKey, () => writeRouterBridges(routerKey, defaultRouter));
+    return { managed: true, written: result.written, entries: entriesOf(result.config, serviceName) };
+  }
+  let row = service;
+  let stored = known.stored;
+  let microservice = known.microservice;
+  for (let round = 0; ; round++) {
+    const expected = row ? storedEntriesFor(router, row, await backendOf(router, row, { microservice })) : {};
+    const result = await writeServiceEntriesOnce(router, serviceName, expected, stored, defaultRouter);
+    if (!result.written) return result;
+    // The row this was computed from may have changed while it was written (another writer of this
+    // router saw the newer row, found nothing to do, and finished first): what was written stands only
+    // if the row read now wants the same.
+    const fresh = await getServiceRow(serviceName);
+    const wanted = fresh ? storedEntriesFor(router, fresh, await backendOf(router, fresh, {})) : {};
+    if (canonicalJson(wanted) === canonicalJson(expected)) return result;
+    if (round >= 20)
+      throw new ContentionError(
+        `Service ${serviceName} kept changing under reconcile of ${routerKey}; will retry`,
+      );
+    row = fresh;
+    stored = undefined;
+    microservice = undefined;
+  }
+}
+
+/** One convergence of a service's entries from `expected`: unlocked check first, then locked write on the hub. */
+async function writeServiceEntriesOnce(
+  router: ManagedRouter,
+  serviceName: string,
+  expected: RouterEntries,
+  prefetched: StoredServiceEntries | undefined,
+  defaultRouter: DefaultRouterRow | undefined,
+): Promise<ServiceEntriesResult> {
+  const routerKey = router.key;
+  const isHub = router.key === router.hubKey;
+  const attempt = (stored: StoredServiceEntries, write: boolean) =>
+    writeServiceEntries(router, serviceName, expected, stored, write);
+  const finish = async (
+    result: Exclude<Awaited<ReturnType<typeof attempt>>, typeof CONFLICT>,
+  ): Promise<ServiceEntriesResult> => {
+    if (!result.needsFull) return { managed: true, written: result.written, entries: expected };
+    const full = await writeRouterBridges(
+      routerKey,
+      defaultRouter,
+      router.agent ? { agent: router.agent } : {},
+    );
+    return { managed: full.managed, written: full.written, entries: expected };
+  };
+  // Most asks find the entries as wanted: checked from what the caller read (the hub without its lock).
+  const first = await attempt(prefetched ?? (await readServiceEntries(routerKey, serviceName)), !isHub);
+  if (first !== CONFLICT && !first.needsWrite) return finish(first);
+  const write = () =>
+    retryOnConflict(
+      async () => {
+        const result = await attempt(await readServiceEntries(routerKey, serviceName), true);
+        return result === CONFLICT ? CONFLICT : finish(result);
+      },
+      {
+        times: 20,
+        exhausted: () =>
+          new ContentionError(`Router config ${routerKey} kept changing under reconcile; will retry`),
+      },
+    );
+  return isHub ? underHubLock(routerKey, write) : write();
+}
+
+async function backendOf(
+  router: ManagedRouter,
+  service: ServiceRow,
+  known: { microservice?: PlacedMicroservice },
+): Promise<PlacedMicroservice | undefined> {
+  if (service.type !== 'microservice') return undefined;
+  if (serviceSiteKey(service, router.hubKey) !== router.key) return undefined;
+  return known.microservice ?? (await getMicroservice(service.resource));
+}
+
+/** The router's base item and the service's two entries, in one batch read. */
+export async function readServiceEntries(
+  routerKey: string,
+  serviceName: string,
+): Promise<StoredServiceEntries> {
+  const entryKeys = serviceEntryKeys(routerKey, serviceName);
+  const found = await batchGetItems<Record<string, unknown>>([
+    keys.routerConfig(routerKey),
+    entryKeys.listener,
+    entryKeys.connector,
+  ]);
+  return {
+    row: found.get(0) as RouterConfigRow | undefined,
+    entries: entriesFromItems(found.get(1), found.get(2)),
+  };
+}
+
+/**
+ * One attempt at writing a service's entries: CONFLICT on a lost race, `needsWrite` when the check
+ * without the lock found something to write (`write: false`), `needsFull` when the router has no stored
+ * config yet.
+ */
+async function writeServiceEntries(
+  router: ManagedRouter,
+  serviceName: string,
+  expected: RouterEntries,
+  stored: StoredServiceEntries,
+  write: boolean,
+): Promise<typeof CONFLICT | { written: boolean; needsWrite?: boolean; needsFull?: boolean }> {
+  const changes = entryChanges(stored.entries, {
+    listeners: expected.listener ? [expected.listener] : [],
+    connectors: expected.connector ? [expected.connector] : [],
+  });
+  if (changes.put.length === 0 && changes.remove.length === 0) return { written: false };
+  if (!write) return { written: false, needsWrite: true };
+  if (!stored.row) return { written: false, needsFull: true };
+  faultPoint('router:before-write');
+  if (!(await putRouterParts(router.key, stored.row.config, changes, stored.row.version, stored.row.selects)))
+    return CONFLICT;
+  if (router.key === router.hubKey) usage.hubWrites += 1;
+  if (router.agent) await raiseChangeFlag(router.agent.uuid, 'microserviceConfig');
+  logger.debug('router entries written', { routerKey: router.key, serviceName });
+  return { written: true };
+}
+
+function entriesOf(document: RouterConfig | undefined, serviceName: string): RouterEntries {
+  const listener = document?.bridges?.tcpListeners?.[listenerName(serviceName)];
+  const connector = document?.bridges?.tcpConnectors?.[connectorName(serviceName)];
+  return { ...(listener ? { listener } : {}), ...(connector ? { connector } : {}) };
+}
+
+/**
+ * A router's stored parts, and what they become with what the store says it should hold: an agent's own
+ * part (identity, links, TLS, the distribution sets it selects) and the entries stored under it.
  */
 async function plannedRouterConfig(
   router: ManagedRouter,
   defaultRouter: DefaultRouterRow | undefined,
-  options: { current?: RouterConfigRow | null; site: boolean } = { site: true },
+  options: { site: boolean } = { site: true },
 ) {
-  const [desired, current] = await Promise.all([
-    desiredBridges(router),
-    options.current !== undefined ? (options.current ?? undefined) : getRouterConfig(router.key),
-  ]);
+  const [wanted, stored] = await Promise.all([desiredBridges(router), readStoredRouter(router.key)]);
+  const desired = await withoutLaggingRemovals(router, stored.entries, wanted);
   // A router without a stored config always gets its site part; otherwise only when it may have moved.
   const site =
-    router.agent && (options.site || !current) ? await desiredSite(router.agent, defaultRouter) : undefined;
-  const base = current?.config ?? initialRouterConfig(router.key === router.hubKey);
-  const withSite = site ? applyRouterSite(base, site) : base;
-  return { current, base, next: applyDesiredBridges(withSite, desired), desired };
+    router.agent && (options.site || !stored.row)
+      ? await desiredSite(router.agent, defaultRouter)
+      : undefined;
+  const base = stored.row?.config ?? initialRouterConfig(router.key === router.hubKey);
+  const stripped = applyDesiredBridges(base, { listeners: [], connectors: [] });
+  const next = applyDesiredBridges(site ? applyRouterSite(base, site) : base, {
+    listeners: [],
+    connectors: [],
+  });
+  const selects = router.agent ? listenerSetsOfAgent(router.agent, router.tagPrefix) : [];
+  const changes = entryChanges(stored.entries, desired);
+  const changed =
+    changes.put.length > 0 ||
+    changes.remove.length > 0 ||
+    !sameRouterConfig(stripped, next) ||
+    // The managed entries an older layout kept inside the base item go once it is rewritten.
+    !sameRouterConfig(stripped, base) ||
+    (!!stored.row && canonicalJson(stored.row.selects ?? []) !== canonicalJson(selects)) ||
+    (!stored.row && (selects.length > 0 || desired.listeners.length + desired.connectors.length > 0));
+  return { stored, next, desired, changes, changed, selects };
+}
+
+/**
+ * The index queries behind `desiredBridges` may lag the table: an entry they would remove stays while the
+ * service's row, read consistently, still places something of it here (the service's own reconcile writes
+ * it exactly).
+ */
+async function withoutLaggingRemovals(
+  router: ManagedRouter,
+  stored: DesiredBridges,
+  wanted: DesiredBridges,
+): Promise<DesiredBridges> {
+  const wantedNames = new Set([...wanted.listeners, ...wanted.connectors].map((entry) => entry.name));
+  const leaving = [...stored.listeners, ...stored.connectors].filter((entry) => !wantedNames.has(entry.name));
+  const names = [...new Set(leaving.map((entry) => entry.address))];
+  if (names.length === 0) return wanted;
+  const rows = await batchGetItems<ServiceRow>(names.map((name) => keys.service(name)));
+  const kept: DesiredBridges = { listeners: [...wanted.listeners], connectors: [...wanted.connectors] };
+  for (const row of rows.values()) {
+    const placed = storedEntriesFor(router, row, await backendOf(router, row, {}));
+    if (placed.listener) kept.listeners.push(placed.listener);
+    if (placed.connector) kept.connectors.push(placed.connector);
+  }
+  return kept;
 }
 
 /**
@@ -248,30 +476,33 @@ export async function routerDrifted(
 ): Promise<boolean> {
   const router = await routerView(routerKey, defaultRouter);
   if (!router) return false;
-  if (router.key === DEFAULT_ROUTER && config().controlPlane === 'kubernetes') {
+  if (isKubernetesHub(router)) {
     const current = await readHubConfigMap();
     const next = applyDesiredToSkrouterd(current, await desiredBridges(router));
     return JSON.stringify(next) !== JSON.stringify(current);
   }
-  const { base, next } = await plannedRouterConfig(router, defaultRouter);
-  return !sameRouterConfig(base, next);
+  return (await plannedRouterConfig(router, defaultRouter)).changed;
 }
 
-/** The bridge entries a router should hold, computed from the store alone. */
+/**
+ * The bridge entries stored under a router, computed from the store alone: listeners for the services
+ * it is hub for, connectors for the services whose backend it reaches. The listeners its tags select
+ * live in the distribution sets, not here.
+ */
 export async function desiredBridges(router: RouterView): Promise<DesiredBridges> {
   const services = await candidateServices(router);
   const microservices = await backendMicroservices(router, services);
-  const entries = services.map((service) => entriesFor(router, service, microservices.get(service.resource)));
+  const entries = services.map((service) =>
+    storedEntriesFor(router, service, microservices.get(service.resource)),
+  );
   return {
     listeners: entries.flatMap((entry) => (entry.listener ? [entry.listener] : [])),
     connectors: entries.flatMap((entry) => (entry.connector ? [entry.connector] : [])),
   };
 }
 
-/** Every service that may place something on the router: hub, connector site, or selected by tags. */
+/** Every service that may store something under the router: the ones it is hub or connector site for. */
 async function candidateServices(router: RouterView): Promise<ServiceRow[]> {
-  // An agent tagged `all` is a candidate for every live service: that one list covers the others.
-  if (router.agent && selectsAll(router.agent)) return servicesSelectedByAgent(router.agent);
   // The hub answers for services bridged to `default-router` as well as to its own key.
   const keys =
     router.key === router.hubKey && router.key !== DEFAULT_ROUTER
@@ -282,7 +513,6 @@ async function candidateServices(router: RouterView): Promise<ServiceRow[]> {
   const lists = await Promise.all([
     ...(canBridge ? keys.map((key) => listServicesByHub(key)) : []),
     ...keys.map((key) => listServicesBySite(key)),
-    router.agent ? servicesSelectedByAgent(router.agent) : Promise.resolve([]),
   ]);
   const byName = new Map<string, ServiceRow>();
   for (const service of lists.flat()) byName.set(service.name, service);
@@ -300,25 +530,4 @@ async function backendMicroservices(
     .map((service) => service.resource);
   const rows = await Promise.all([...new Set(uuids)].map((uuid) => getMicroservice(uuid)));
   return new Map(rows.flatMap((row) => (row ? [[row.uuid, row] as const] : [])));
-}
-
-const selectsAll = (agent: { routerMode: AgentRow['routerMode']; tags: readonly string[] }) =>
-  agent.routerMode !== 'none' &&
-  agentDistributionTokens(agent.tags, config().serviceAnnotationTag).includes(DISTRIBUTION_ALL);
-
-/** Services whose distribution tokens the agent's tags select (the agent → services direction). */
-export async function servicesSelectedByAgent(agent: {
-  routerMode: AgentRow['routerMode'];
-  tags: readonly string[];
-}): Promise<ServiceRow[]> {
-  if (agent.routerMode === 'none') return [];
-  const tokens = agentDistributionTokens(agent.tags, config().serviceAnnotationTag);
-  if (tokens.length === 0) return [];
-  if (tokens.includes(DISTRIBUTION_ALL)) return listServiceRows();
-  const names = new Set((await Promise.all(tokens.map((token) => listServiceNamesByToken(token)))).flat());
-  const rows = await Promise.all([...names].map((name) => getServiceRow(name)));
-  // The token index may lag the rows; the row's own tags decide.
-  return rows.filter(
-    (row): row is ServiceRow => !!row && !row.deleted && agentSelectsService(tokens, row.tags),
-  );
 }

@@ -1,20 +1,23 @@
 import { config } from '../context.js';
-import { DISTRIBUTION_ALL, serviceDistributionTokens } from '../domain/distribution.js';
+import { DISTRIBUTION_ALL } from '../domain/distribution.js';
 import { buildKubernetesService } from '../domain/kubernetes-service.js';
 import {
   assignedAddress,
-  DEFAULT_ROUTER,
-  entriesFor,
+  EVERY_SERVICE_SET,
   hubRouterKey,
+  listenerSetsOfService,
   type PlacedMicroservice,
   portOwner,
+  type RouterEntries,
   type RouterView,
+  selectedListener,
   serviceHubKey,
   serviceSiteKey,
   siteKeyFor,
+  storedEntriesFor,
 } from '../domain/placement.js';
-import { canonicalJson, type RouterConfig } from '../domain/router-config.js';
-import { connectorName, listenerName } from '../domain/router-objects.js';
+import { canonicalJson } from '../domain/router-config.js';
+import { connectorName, listenerName, type TcpListener } from '../domain/router-objects.js';
 import { ReconcileError } from '../errors.js';
 import { type FaultPoint, faultPoint } from '../faults.js';
 import {
@@ -23,7 +26,7 @@ import {
   deleteKubernetesService,
 } from '../k8s/services.js';
 import { logger } from '../log/logger.js';
-import { timeStep } from '../metrics/usage.js';
+import { countOperation, timeStep } from '../metrics/usage.js';
 import type { ServiceReconcileMessage } from '../queue/messages.js';
 import { enqueueFogReconciles } from '../queue/publishers.js';
 import { type AgentRow, getAgentRow, listAgentUuidsByToken } from '../store/agents.js';
@@ -34,9 +37,11 @@ import {
   getApplied,
   recordApplied,
   removeAppliedIfEmpty,
+  setSelectionPending,
 } from '../store/applied.js';
+import { batchGetItems, keys } from '../store/client.js';
 import { claimBridgePort } from '../store/ports.js';
-import { type DefaultRouterRow, getDefaultRouter, getRouterConfig } from '../store/routers.js';
+import { type DefaultRouterRow, getDefaultRouter } from '../store/routers.js';
 import {
   getServiceRow,
   recordServiceStatus,
@@ -45,7 +50,7 @@ import {
   type ServiceRow,
 } from '../store/services.js';
 import { syncTokenIndex } from '../store/token-index.js';
-import { reconcileRouter } from './router.js';
+import { reconcileRouterForService, type ServiceEntriesResult } from './router.js';
 
 /** What one reconcile works from: the row, the default router and where the row was applied before. */
 interface Work {
@@ -71,7 +76,11 @@ interface Backend {
  * router it touches now or touched before to recompute, and records the outcome at the generation it
  * worked from. Safe to repeat, to run late, or to run twice at once.
  */
-export async function reconcileService(message: ServiceReconcileMessage): Promise<void> {
+export function reconcileService(message: ServiceReconcileMessage): Promise<void> {
+  return countOperation('service reconcile', () => reconcileServiceCounted(message));
+}
+
+async function reconcileServiceCounted(message: ServiceReconcileMessage): Promise<void> {
   faultPoint('service:start', message.name);
   const row = await getServiceRow(message.name);
   if (!row) return;
@@ -91,7 +100,7 @@ export async function reconcileService(message: ServiceReconcileMessage): Promis
 /** Derive, hub, Kubernetes Service, fan-out, status. */
 async function applyService(work: Work): Promise<void> {
   const derived = await step(work, 'derive assigned fields', () => deriveAssignedFields(work));
-  const tokens = await step(work, 'token index', () => syncServiceTokens(work));
+  const { sets, selectionChanged } = await step(work, 'distribution sets', () => syncServiceSets(work));
   // The hub is written even when the backend is gone: its listener stays, and a user-facing failure
   // of the backend comes first.
   const hubFailure = await step(work, 'hub lock + hub write', () => convergeHub(work, derived.backend), {
@@ -101,20 +110,22 @@ async function applyService(work: Work): Promise<void> {
   if (needsKubernetesService(work.row) && !failure) {
     failure = await step(work, 'Kubernetes Service', () => convergeKubernetesService(work));
   }
-  await step(work, 'fan-out', () => fanOut(work, tokens), { after: 'service:after-fan-out' });
+  await step(work, 'fan-out', () => fanOut(work, sets, selectionChanged), {
+    after: 'service:after-fan-out',
+  });
   await step(work, 'status', () => recordOutcome(work, failure), { before: 'service:before-status-write' });
 }
 
 /** Token index, hub, Kubernetes Service, fan-out, and the row goes once every router is clean. */
 async function removeService(work: Work): Promise<void> {
-  await step(work, 'token index', () => syncServiceTokens(work));
+  const { selectionChanged } = await step(work, 'distribution sets', () => syncServiceSets(work));
   await step(work, 'hub lock + hub write', () => convergeHub(work, { siteKey: null }), {
     after: 'service:after-hub-write',
   });
   if (needsKubernetesService(work.row)) {
     await step(work, 'Kubernetes Service', () => deleteKubernetesService(work.row.name));
   }
-  await step(work, 'fan-out', () => fanOut(work, []), { after: 'service:after-fan-out' });
+  await step(work, 'fan-out', () => fanOut(work, [], selectionChanged), { after: 'service:after-fan-out' });
   await step(work, 'status', () => removeTombstone(work.row), { before: 'service:before-status-write' });
 }
 
@@ -191,17 +202,56 @@ async function resolveBackend(row: ServiceRow): Promise<Backend> {
   return { siteKey: siteKeyFor(row.type, agent.uuid), agent, microservice };
 }
 
-/** Token index first, so the fog reconciles the fan-out triggers find the service by its tokens. */
-async function syncServiceTokens(work: Work): Promise<string[]> {
-  const tokens = work.row.deleted ? [] : serviceDistributionTokens(work.row.tags);
-  await syncTokenIndex({ service: work.row.name }, tokens, work.applied);
-  return tokens;
+/**
+ * The token index and the distribution sets first, so that every agent the fan-out tells (and every
+ * agent that reads its config later) finds the service's listener: one entry per set the service is in
+ * (each of its tokens, and the every-service set agents tagged `all` read), each carrying the listener.
+ * Returns the sets, and whether what they hold for the service changed (or an earlier reconcile changed
+ * it and was interrupted before every selecting agent was told).
+ */
+async function syncServiceSets(work: Work): Promise<{ sets: string[]; selectionChanged: boolean }> {
+  const { row, applied } = work;
+  const sets = row.deleted ? [] : listenerSetsOfService(row.tags);
+  const listener = selectedListener(row);
+  const selectionChanged =
+    applied.selectionPending === true || (await setsDiffer(row.name, sets, listener, applied));
+  if (selectionChanged && !applied.selectionPending) await setSelectionPending({ service: row.name }, true);
+  await syncTokenIndex({ service: row.name }, sets, applied, listener);
+  return { sets, selectionChanged };
 }
 
 /**
- * Writes the hub (unless it already reflects this service: a lock holder applies every pending hub change
- * at once) and checks this service's own entries there. Returns the failure a user must fix; a hub that
- * does not hold the entries yet (an index that lags) is retried.
+ * Whether a converged service's distribution sets lack its listener (a lost write, a hand edit): reads
+ * only, for the sweeper's drift check.
+ */
+export async function serviceSetsDrifted(row: ServiceRow): Promise<boolean> {
+  if (row.deleted || row.observedGeneration < row.generation) return false;
+  const sets = listenerSetsOfService(row.tags);
+  return setsDiffer(row.name, sets, selectedListener(row), { tokens: sets, routers: [] });
+}
+
+/** Whether the sets hold anything else for the service than `listener` in each of `sets` and nowhere else. */
+async function setsDiffer(
+  name: string,
+  sets: string[],
+  listener: TcpListener | undefined,
+  applied: Applied,
+): Promise<boolean> {
+  if (applied.tokens.some((token) => !sets.includes(token))) return true;
+  if (sets.length === 0) return false;
+  const found = await batchGetItems<{ listener?: TcpListener }>(
+    sets.map((set) => keys.serviceToken(set, name)),
+  );
+  return sets.some(
+    (_, index) => !found.has(index) || canonicalJson(found.get(index)?.listener) !== canonicalJson(listener),
+  );
+}
+
+/**
+ * Writes this service's entries on the hub (under the hub lock) and returns the failure a user must fix.
+ * Only its own two entries are read and written; a Kubernetes hub (the operator's ConfigMap, one
+ * document) is written whole and then checked, and a hub that does not hold the entries yet (an index
+ * that lags) is retried.
  */
 async function convergeHub(work: Work, backend: Backend): Promise<string | undefined> {
   const { row, hubKey } = work;
@@ -210,20 +260,16 @@ async function convergeHub(work: Work, backend: Backend): Promise<string | undef
       ? undefined
       : 'No default router is registered: create the first agent or PUT /api/v3/router';
   }
-  const hub: RouterView = {
-    key: hubKey,
-    hubKey: hubRouterKey(work.defaultRouter),
-    agent: backend.agent?.uuid === hubKey ? backend.agent : undefined,
-    tagPrefix: config().serviceAnnotationTag,
-  };
-  const document = await currentHubDocument(hubKey);
-  if (document && !hubMismatch(hub, row, document, backend.microservice)) return undefined;
-  let written: Awaited<ReturnType<typeof reconcileRouter>>;
+  const hubAgent = backend.agent?.uuid === hubKey ? backend.agent : undefined;
+  let written: ServiceEntriesResult;
   try {
-    written = await reconcileRouter(hubKey, work.defaultRouter);
+    written = await reconcileRouterForService(hubKey, row, row.name, work.defaultRouter, {
+      ...(hubAgent ? { agent: hubAgent } : {}),
+      ...(backend.microservice ? { microservice: backend.microservice } : {}),
+    });
   } catch (error) {
-    // A hub that cannot be written as things stand (the operator's ConfigMap missing or malformed) fails
-    // the service with the reason; anything else is retried.
+    // A hub that cannot be written as things stand (the operator's ConfigMap missing or malformed, a
+    // config over its size limit) fails the service with the reason; anything else is retried.
     if (!(error instanceof ReconcileError) || row.deleted) throw error;
     return error.message;
   }
@@ -232,84 +278,67 @@ async function convergeHub(work: Work, backend: Backend): Promise<string | undef
       ? undefined
       : `Hub router ${row.defaultBridge} has no router config (agent missing or router mode none)`;
   }
-  const mismatch = hubMismatch(hub, row, written.config, backend.microservice);
+  const hub: RouterView = {
+    key: hubKey,
+    hubKey: hubRouterKey(work.defaultRouter),
+    agent: hubAgent,
+    tagPrefix: config().serviceAnnotationTag,
+  };
+  const mismatch = hubMismatch(row.name, written.entries, storedEntriesFor(hub, row, backend.microservice));
   if (mismatch) throw new ReconcileError(`${mismatch} (index lag); retrying`);
   return undefined;
 }
 
-/**
- * What is wrong with this service's entries in a hub document, or undefined when it holds exactly what
- * placement says (once deleted, none of them).
- */
-function hubMismatch(
-  hub: RouterView,
-  row: ServiceRow,
-  document: RouterConfig | undefined,
-  microservice: PlacedMicroservice | undefined,
-): string | undefined {
-  const expected = entriesFor(hub, row, microservice);
-  const held = {
-    listener: document?.bridges?.tcpListeners?.[listenerName(row.name)],
-    connector: document?.bridges?.tcpConnectors?.[connectorName(row.name)],
-  };
-  for (const [kind, name] of [
-    ['listener', listenerName(row.name)],
-    ['connector', connectorName(row.name)],
+/** What is wrong with a service's entries on the hub, or undefined when it holds exactly what is wanted. */
+function hubMismatch(name: string, held: RouterEntries, expected: RouterEntries): string | undefined {
+  for (const [kind, entryName] of [
+    ['listener', listenerName(name)],
+    ['connector', connectorName(name)],
   ] as const) {
     if (canonicalJson(held[kind]) === canonicalJson(expected[kind])) continue;
-    return expected[kind] ? `Hub does not hold ${name} as desired yet` : `Hub still lists ${name}`;
+    return expected[kind] ? `Hub does not hold ${entryName} as desired yet` : `Hub still lists ${entryName}`;
   }
   return undefined;
 }
 
-/** The hub document as it stands, when it can be read cheaply (Kubernetes hubs are written under the lock). */
-async function currentHubDocument(hubKey: string): Promise<RouterConfig | undefined> {
-  if (hubKey === DEFAULT_ROUTER && config().controlPlane === 'kubernetes') return undefined;
-  return (await getRouterConfig(hubKey))?.config;
-}
-
 /**
- * Asks every router that holds (or must hold) something of this service to converge: its connector site
- * and the agents old ∪ new tokens select, plus every router it was applied to. A connector that moved
- * (resource changed, microservice moved) leaves its old site first, inline. The routers that hold it
- * from now on are recorded before any is asked; what it no longer touches is forgotten only after.
+ * Asks every router that holds (or must hold) something of this service under it to converge: its
+ * connector site and every router it was applied to; and when its distribution-set listener changed,
+ * every agent old ∪ new tokens select, to be told. A connector that moved (resource changed,
+ * microservice moved) leaves its old site first, inline. The routers that hold it from now on are
+ * recorded before any is asked; what it no longer touches is forgotten only after.
  */
-async function fanOut(work: Work, tokens: string[]): Promise<void> {
+async function fanOut(work: Work, sets: string[], selectionChanged: boolean): Promise<void> {
   const { row, hubKey, previousSite, applied } = work;
   const site = serviceSiteKey(row, hubRouterKey(work.defaultRouter));
-  const everSelected = [...new Set([...tokens, ...applied.tokens])];
-  const agentsByToken = await agentsSelectingTokens([DISTRIBUTION_ALL, ...everSelected]);
-  const routersFor = (selecting: string[]) => [
-    ...new Set([
-      ...(site ? [site] : []),
-      ...[DISTRIBUTION_ALL, ...selecting].flatMap((token) => agentsByToken.get(token) ?? []),
-    ]),
-  ];
-  const holding = row.deleted ? [] : [...new Set([...routersFor(tokens), ...(hubKey ? [hubKey] : [])])];
+  const everSelected = [...new Set([...sets, ...applied.tokens])].filter((set) => set !== EVERY_SERVICE_SET);
+  const selecting = selectionChanged ? await agentsSelectingTokens([DISTRIBUTION_ALL, ...everSelected]) : [];
+  const holding = row.deleted ? [] : [...new Set([...(site ? [site] : []), ...(hubKey ? [hubKey] : [])])];
   await recordApplied(
     { service: row.name },
     { routers: holding.filter((key) => !applied.routers.includes(key)) },
   );
   const siteMoved = !!previousSite && previousSite !== row.siteKey && previousSite !== hubKey;
-  if (siteMoved) await reconcileRouter(previousSite, work.defaultRouter);
-  const routers = new Set([...routersFor(everSelected), ...applied.routers]);
-  if (hubKey) routers.delete(hubKey);
+  if (siteMoved) await reconcileRouterForService(previousSite, row, row.name, work.defaultRouter);
+  const routers = new Set([...(site ? [site] : []), ...selecting, ...applied.routers]);
+  // The hub's entries were written above; an agent hub that selects the service is still told.
+  if (hubKey && !selecting.includes(hubKey)) routers.delete(hubKey);
   if (siteMoved) routers.delete(previousSite);
-  await enqueueFogReconciles(routers, row.name);
+  await enqueueFogReconciles(routers, row.name, { raise: selectionChanged });
   await forgetApplied(
     { service: row.name },
     {
-      tokens: applied.tokens.filter((token) => !tokens.includes(token)),
+      tokens: applied.tokens.filter((token) => !sets.includes(token)),
       routers: applied.routers.filter((key) => !holding.includes(key)),
     },
   );
+  if (selectionChanged) await setSelectionPending({ service: row.name }, false);
 }
 
-/** The agents whose distribution tokens include each of `tokens` (token index; rows decide later). */
-async function agentsSelectingTokens(tokens: string[]): Promise<Map<string, string[]>> {
-  const unique = [...new Set(tokens)];
-  const lists = await Promise.all(unique.map((token) => listAgentUuidsByToken(token)));
-  return new Map(unique.map((token, index) => [token, lists[index]!]));
+/** The agents whose distribution tokens include any of `tokens` (token index; rows decide later). */
+async function agentsSelectingTokens(tokens: string[]): Promise<string[]> {
+  const lists = await Promise.all([...new Set(tokens)].map((token) => listAgentUuidsByToken(token)));
+  return [...new Set(lists.flat())];
 }
 
 /** Records the outcome at the generation this reconcile worked from (a newer change converges itself). */

@@ -1,3 +1,4 @@
+import { requeueServices } from '../commands/services.js';
 import { config } from '../context.js';
 import { hubRouterKey, parsePortOwner, portOwner } from '../domain/placement.js';
 import { NotFoundError, ReconcileError } from '../errors.js';
@@ -12,15 +13,18 @@ import {
   getRouterRequests,
   putDriftCursor,
 } from '../store/routers.js';
-import { getServiceRow, listPendingServiceNames } from '../store/services.js';
+import { getServiceRow, listPendingServiceNames, listServiceRowPage } from '../store/services.js';
 import { NATS_HUB_KEY } from './nats.js';
 import { routerDrifted } from './router.js';
+import { serviceSetsDrifted } from './service.js';
 
 export interface SweepResult {
   services: number;
   routers: number;
   /** Routers whose config the drift check found differing from the store (re-driven). */
   drifted: number;
+  /** Services whose distribution-set listener the drift check found missing or wrong (re-driven). */
+  driftedServices: number;
   releasedPorts: number;
 }
 
@@ -37,12 +41,14 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
   const defaultRouter = await getDefaultRouter();
   const routers = new Set(await listPendingAgentUuids());
   let drifted: string[] = [];
+  let driftedServices = 0;
   if (options.full) {
     for (const agent of await listAgentRows()) routers.add(agent.uuid);
     const hub = hubRouterKey(defaultRouter);
     if (hub) routers.add(hub);
   } else {
     drifted = await findDriftedRouters(defaultRouter);
+    driftedServices = await redriveDriftedServiceSets(now);
     // Reported before they are re-driven: a queued request is how a router that is catching up looks.
     await reportDrift(drifted);
     for (const key of drifted) routers.add(key);
@@ -51,7 +57,7 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
   // The operator may rewrite its NATS ConfigMaps at any time: their write-backs are re-checked each sweep.
   if (config().controlPlane === 'kubernetes') await enqueueFogReconciles([NATS_HUB_KEY]);
   const releasedPorts = await releaseOrphanPorts(now);
-  const result = { services, routers: routers.size, drifted: drifted.length, releasedPorts };
+  const result = { services, routers: routers.size, drifted: drifted.length, driftedServices, releasedPorts };
   if (services + routers.size + releasedPorts > 0) logger.info('sweep re-drove work', { ...result });
   return result;
 }
@@ -87,6 +93,26 @@ async function findDriftedRouters(defaultRouter: DefaultRouterRow | undefined): 
     drifted.push(...batch.filter((_, index) => checks[index]));
   }
   return drifted;
+}
+
+/**
+ * The distribution-set half of the drift check: the next `DRIFT_CHECK_ROUTERS` services are checked
+ * against their set entries (the listener every selecting agent's config is composed with); a service
+ * whose entries are missing or wrong is re-driven, and its reconcile rewrites them and tells the agents.
+ */
+async function redriveDriftedServiceSets(now: number): Promise<number> {
+  const window = config().driftCheckRouters;
+  if (window === 0) return 0;
+  const page = await listServiceRowPage(await getDriftCursor('services'), window);
+  await putDriftCursor(page.next, 'services');
+  const checks = await Promise.all(page.rows.map((row) => serviceSetsDrifted(row)));
+  const drifted = page.rows.filter((_, index) => checks[index]);
+  if (drifted.length === 0) return 0;
+  logger.warn('distribution sets drifted from the store; re-driving their services', {
+    services: drifted.map((row) => row.name),
+  });
+  await requeueServices(drifted, `drift-${now}`);
+  return drifted.length;
 }
 
 /**

@@ -13,6 +13,11 @@ import { conditionalWrite, documentClient, keys, tableName } from './client.js';
 export interface Applied {
   tokens: string[];
   routers: string[];
+  /**
+   * Set before a service's distribution-set listener is changed and cleared once every agent that
+   * selects it was told: a reconcile interrupted in between tells them again.
+   */
+  selectionPending?: true;
 }
 
 export type AppliedOwner = { service: string } | { agent: string };
@@ -26,7 +31,23 @@ export async function getApplied(owner: AppliedOwner): Promise<Applied> {
   const { Item } = await documentClient().send(
     new GetCommand({ TableName: tableName(), Key: keyOf(owner), ConsistentRead: true }),
   );
-  return { tokens: listOf(Item?.tokens), routers: listOf(Item?.routers) };
+  return {
+    tokens: listOf(Item?.tokens),
+    routers: listOf(Item?.routers),
+    ...(Item?.selectionPending ? { selectionPending: true as const } : {}),
+  };
+}
+
+/** Marks (or clears) a service's pending selection change (see `Applied.selectionPending`). */
+export async function setSelectionPending(owner: AppliedOwner, pending: boolean): Promise<void> {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keyOf(owner),
+      UpdateExpression: pending ? 'SET selectionPending = :yes' : 'REMOVE selectionPending',
+      ...(pending ? { ExpressionAttributeValues: { ':yes': true } } : {}),
+    }),
+  );
 }
 
 /** Adds (`ADD`) or removes (`DELETE`) set members; empty parts are left out (DynamoDB has no empty sets). */
@@ -60,7 +81,8 @@ export async function removeAppliedIfEmpty(owner: AppliedOwner): Promise<void> {
     new DeleteCommand({
       TableName: tableName(),
       Key: keyOf(owner),
-      ConditionExpression: 'attribute_not_exists(#tokens) AND attribute_not_exists(#routers)',
+      ConditionExpression:
+        'attribute_not_exists(#tokens) AND attribute_not_exists(#routers) AND attribute_not_exists(selectionPending)',
       ExpressionAttributeNames: { '#tokens': 'tokens', '#routers': 'routers' },
     }),
   );

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
+  BatchWriteCommand,
   type DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
@@ -113,6 +114,31 @@ export async function batchGetItems<T>(
   return found;
 }
 
+/**
+ * Puts and deletes many items, 25 a call (BatchWriteItem's limit) with up to eight calls in flight,
+ * following unprocessed items. Unconditional: callers use it where the items are owned by one writer at a
+ * time and a version item elsewhere guards the whole.
+ */
+export async function batchWriteItems(
+  puts: readonly Record<string, unknown>[],
+  deletes: readonly { PK: string; SK: string }[],
+): Promise<void> {
+  const requests = [
+    ...puts.map((Item) => ({ PutRequest: { Item } })),
+    ...deletes.map((Key) => ({ DeleteRequest: { Key } })),
+  ];
+  const chunks: (typeof requests)[] = [];
+  for (let i = 0; i < requests.length; i += 25) chunks.push(requests.slice(i, i + 25));
+  const send = async (chunk: typeof requests) => {
+    let pending: Record<string, typeof requests> | undefined = { [tableName()]: chunk };
+    while (pending && Object.keys(pending).length > 0) {
+      const result = await documentClient().send(new BatchWriteCommand({ RequestItems: pending }));
+      pending = result.UnprocessedItems as typeof pending;
+    }
+  };
+  for (let i = 0; i < chunks.length; i += 8) await Promise.all(chunks.slice(i, i + 8).map(send));
+}
+
 /** One item by its key, read consistently, without its key and index attributes. */
 export async function getItem<T>(key: { PK: string; SK: string }): Promise<T | undefined> {
   const { Item } = await documentClient().send(
@@ -136,6 +162,11 @@ export const keys = {
     SK: 'NAME',
   }),
   routerConfig: (routerKey: string) => ({ PK: `ROUTERCFG#${routerKey}`, SK: 'CFG' }),
+  /** One managed bridge entry of a router, in the router's partition beside its base config. */
+  routerEntry: (routerKey: string, map: 'tcpListeners' | 'tcpConnectors', name: string) => ({
+    PK: `ROUTERCFG#${routerKey}`,
+    SK: `ENTRY#${map}#${name}`,
+  }),
   defaultRouter: () => ({ PK: 'DEFAULTROUTER', SK: 'ROUTER' }),
   routerRequests: (routerKey: string) => ({ PK: `ROUTERREQ#${routerKey}`, SK: 'REQ' }),
   changes: (agentUuid: string) => ({ PK: `CHANGES#${agentUuid}`, SK: 'CHANGES' }),
@@ -149,7 +180,10 @@ export const keys = {
   certificate: (name: string) => ({ PK: `CERT#${name}`, SK: 'CERT' }),
   platformStatus: (agentUuid: string) => ({ PK: `PLATFORM#${agentUuid}`, SK: 'STATUS' }),
   systemMicroservice: (agentUuid: string, name: string) => ({ PK: `SYSMS#${agentUuid}`, SK: name }),
-  driftCursor: () => ({ PK: 'SWEEP', SK: 'DRIFTCURSOR' }),
+  driftCursor: (check: 'routers' | 'services' = 'routers') => ({
+    PK: 'SWEEP',
+    SK: check === 'routers' ? 'DRIFTCURSOR' : 'SETCURSOR',
+  }),
   natsHub: () => ({ PK: 'NATSHUB', SK: 'HUB' }),
   natsOperator: () => ({ PK: 'NATSOPERATOR', SK: 'OPERATOR' }),
   natsAccount: (name: string) => ({ PK: `NATSACCOUNT#${name}`, SK: 'ACCOUNT' }),

@@ -1,8 +1,25 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { initialRouterConfig, type RouterConfig } from '../domain/router-config.js';
+import { config } from '../context.js';
+import { listenerSetsOfAgent } from '../domain/placement.js';
+import {
+  applyDesiredBridges,
+  canonicalJson,
+  composeRouterConfig,
+  type DesiredBridges,
+  initialRouterConfig,
+  type RouterConfig,
+} from '../domain/router-config.js';
+import {
+  connectorName,
+  listenerName,
+  type TcpConnector,
+  type TcpListener,
+} from '../domain/router-objects.js';
 import { ReconcileError } from '../errors.js';
 import { faultArmed } from '../faults.js';
-import { conditionalWrite, documentClient, keys, tableName, withoutKeys } from './client.js';
+import type { AgentRow } from './agents.js';
+import { batchWriteItems, conditionalWrite, documentClient, keys, tableName, withoutKeys } from './client.js';
+import { queryAll, queryPartition } from './query.js';
 
 export interface DefaultRouterRow {
   host: string;
@@ -19,6 +36,8 @@ export interface RouterConfigRow {
   config: RouterConfig;
   /** Grows with every config write; each write is conditioned on it. */
   version: number;
+  /** The distribution sets whose listeners the router's config is composed with (its agent's tokens). */
+  selects?: string[];
   updatedAt: string;
 }
 
@@ -53,22 +72,154 @@ export async function getRouterConfig(routerKey: string): Promise<RouterConfigRo
   return withoutKeys<RouterConfigRow>(Item);
 }
 
-/** A router's config as its router receives it: the stored one, or its initial config. */
-export async function readRouterConfig(routerKey: string, isHub: boolean): Promise<RouterConfig> {
-  return (await getRouterConfig(routerKey))?.config ?? initialRouterConfig(isHub);
+/**
+ * A router's config is stored in parts, so that no item grows with the number of services or agents:
+ * the base item (`RouterConfigRow`: the router's own part, any entry fogbridge does not manage, and the
+ * version every write is conditioned on), one item per managed entry in the same partition, and the
+ * listeners of the distribution sets its agent selects (the token index, shared by every agent).
+ */
+export interface StoredRouter {
+  row: RouterConfigRow | undefined;
+  entries: DesiredBridges;
+}
+
+export type BridgeMap = 'tcpListeners' | 'tcpConnectors';
+
+interface RouterEntryItem {
+  SK: string;
+  entry: TcpListener | TcpConnector;
+}
+
+/** The base item and every stored entry of a router: one Query of its partition. */
+export async function readStoredRouter(routerKey: string): Promise<StoredRouter> {
+  const items = await queryPartition<Record<string, unknown>>(keys.routerConfig(routerKey).PK);
+  const stored: StoredRouter = { row: undefined, entries: { listeners: [], connectors: [] } };
+  for (const item of items) {
+    if (item.SK === keys.routerConfig(routerKey).SK) stored.row = withoutKeys<RouterConfigRow>(item);
+    else addEntry(stored.entries, item as unknown as RouterEntryItem);
+  }
+  return stored;
+}
+
+function addEntry(entries: DesiredBridges, item: RouterEntryItem | undefined): void {
+  if (!item?.entry) return;
+  if (item.SK.startsWith('ENTRY#tcpListeners#')) entries.listeners.push(item.entry as TcpListener);
+  else if (item.SK.startsWith('ENTRY#tcpConnectors#')) entries.connectors.push(item.entry as TcpConnector);
+}
+
+/** The keys of one service's two entries under a router (its listener and its connector). */
+export function serviceEntryKeys(routerKey: string, serviceName: string) {
+  return {
+    listener: keys.routerEntry(routerKey, 'tcpListeners', listenerName(serviceName)),
+    connector: keys.routerEntry(routerKey, 'tcpConnectors', connectorName(serviceName)),
+  };
+}
+
+/** What the items read by `serviceEntryKeys` hold (the listener's item, the connector's), as entries. */
+export function entriesFromItems(
+  listenerItem: Record<string, unknown> | undefined,
+  connectorItem: Record<string, unknown> | undefined,
+): DesiredBridges {
+  const listener = listenerItem?.entry as TcpListener | undefined;
+  const connector = connectorItem?.entry as TcpConnector | undefined;
+  return { listeners: listener ? [listener] : [], connectors: connector ? [connector] : [] };
+}
+
+/** The listeners of the given distribution sets (services without a bridge port yet have none). */
+export async function readSelectedListeners(sets: readonly string[]): Promise<TcpListener[]> {
+  const pages = await Promise.all(
+    sets.map((set) =>
+      queryAll<{ listener?: TcpListener }>({
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': `TOKEN#${set}` },
+        ProjectionExpression: 'listener',
+        ConsistentRead: true,
+      }),
+    ),
+  );
+  return pages.flat().flatMap((item) => (item.listener ? [item.listener] : []));
 }
 
 /**
- * Writes a router config if nobody wrote it since `expectedVersion` was read (0 = not yet created).
+ * A router's config as its router receives it: the stored parts composed (or its initial config when
+ * nothing is stored), with the listeners of the sets its agent selects.
+ */
+export async function readRouterConfig(
+  routerKey: string,
+  isHub: boolean,
+  agent?: { routerMode: AgentRow['routerMode']; tags: readonly string[] },
+): Promise<RouterConfig> {
+  const [stored, selected] = await Promise.all([
+    readStoredRouter(routerKey),
+    agent ? readSelectedListeners(listenerSetsOfAgent(agent, config().serviceAnnotationTag)) : [],
+  ]);
+  return composeRouterConfig(stored.row?.config ?? initialRouterConfig(isHub), stored.entries, selected);
+}
+
+/** Changes to a router's stored entries: entries to put, and entries (by map and name) to delete. */
+export interface RouterEntryChanges {
+  put: { map: BridgeMap; entry: TcpListener | TcpConnector }[];
+  remove: { map: BridgeMap; name: string }[];
+}
+
+/**
+ * Writes a router's changed entries, then its base item if nobody wrote it since `expectedVersion` was
+ * read (0 = not yet created). The base carries no managed entry. Returns false on a lost race: the
+ * entries written may then be another computation's, and the caller recomputes from the store and
+ * writes again, so the last computation to start is the one that stands.
+ */
+export async function putRouterParts(
+  routerKey: string,
+  base: RouterConfig,
+  changes: RouterEntryChanges,
+  expectedVersion: number,
+  selects: readonly string[] = [],
+): Promise<boolean> {
+  // Fault injection: behave as if another writer had won the race.
+  if (faultArmed('store:router-config-conflict')) return false;
+  const stripped = applyDesiredBridges(base, { listeners: [], connectors: [] });
+  refuseOversizedRouterConfig(routerKey, stripped);
+  await batchWriteItems(
+    changes.put.map(({ map, entry }) => ({
+      ...keys.routerEntry(routerKey, map, entry.name),
+      routerKey,
+      entry,
+    })),
+    changes.remove.map(({ map, name }) => keys.routerEntry(routerKey, map, name)),
+  );
+  return putRouterConfig(routerKey, stripped, expectedVersion, selects);
+}
+
+/** What turns `stored` entries into `desired` ones: every put and delete, nothing else. */
+export function entryChanges(stored: DesiredBridges, desired: DesiredBridges): RouterEntryChanges {
+  const changes: RouterEntryChanges = { put: [], remove: [] };
+  for (const map of ['tcpListeners', 'tcpConnectors'] as const) {
+    const pick = (bridges: DesiredBridges) =>
+      map === 'tcpListeners' ? bridges.listeners : bridges.connectors;
+    const held = new Map<string, TcpListener | TcpConnector>(
+      pick(stored).map((entry) => [entry.name, entry]),
+    );
+    const wanted = new Map<string, TcpListener | TcpConnector>(
+      pick(desired).map((entry) => [entry.name, entry]),
+    );
+    for (const [name, entry] of wanted) {
+      if (canonicalJson(held.get(name)) !== canonicalJson(entry)) changes.put.push({ map, entry });
+    }
+    for (const name of held.keys()) if (!wanted.has(name)) changes.remove.push({ map, name });
+  }
+  return changes;
+}
+
+/**
+ * Writes a router's base item if nobody wrote it since `expectedVersion` was read (0 = not yet created).
  * Returns false on a lost race; the caller recomputes from the store and tries again.
  */
 export async function putRouterConfig(
   routerKey: string,
   config: RouterConfig,
   expectedVersion: number,
+  selects: readonly string[] = [],
 ): Promise<boolean> {
-  // Fault injection: behave as if another writer had won the race.
-  if (faultArmed('store:router-config-conflict')) return false;
   refuseOversizedRouterConfig(routerKey, config);
   return conditionalWrite(
     new PutCommand({
@@ -77,6 +228,7 @@ export async function putRouterConfig(
         ...keys.routerConfig(routerKey),
         routerKey,
         config,
+        ...(selects.length > 0 ? { selects: [...selects] } : {}),
         version: expectedVersion + 1,
         updatedAt: new Date().toISOString(),
       },
@@ -159,9 +311,17 @@ export async function markRouterRequestsCompleted(
   }
 }
 
+/** Deletes a router's base item and every entry stored under it. */
 export async function deleteRouterConfig(routerKey: string): Promise<void> {
-  await documentClient().send(
-    new DeleteCommand({ TableName: tableName(), Key: keys.routerConfig(routerKey) }),
+  const items = await queryAll<{ PK: string; SK: string }>({
+    KeyConditionExpression: 'PK = :pk',
+    ExpressionAttributeValues: { ':pk': keys.routerConfig(routerKey).PK },
+    ProjectionExpression: 'PK, SK',
+    ConsistentRead: true,
+  });
+  await batchWriteItems(
+    [],
+    items.map((item) => ({ PK: item.PK, SK: item.SK })),
   );
 }
 
@@ -169,19 +329,27 @@ export async function deleteDefaultRouter(): Promise<void> {
   await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: keys.defaultRouter() }));
 }
 
-/** Where the sweeper's drift check left off in the agent list (undefined: at the start). */
-export async function getDriftCursor(): Promise<Record<string, unknown> | undefined> {
+/**
+ * Where the sweeper's drift check left off in the agent list (`routers`) or in the service list
+ * (`services`, the distribution-set check); undefined: at the start.
+ */
+export async function getDriftCursor(
+  check: 'routers' | 'services' = 'routers',
+): Promise<Record<string, unknown> | undefined> {
   const { Item } = await documentClient().send(
-    new GetCommand({ TableName: tableName(), Key: keys.driftCursor(), ConsistentRead: true }),
+    new GetCommand({ TableName: tableName(), Key: keys.driftCursor(check), ConsistentRead: true }),
   );
   return Item?.after as Record<string, unknown> | undefined;
 }
 
-export async function putDriftCursor(after: Record<string, unknown> | undefined): Promise<void> {
+export async function putDriftCursor(
+  after: Record<string, unknown> | undefined,
+  check: 'routers' | 'services' = 'routers',
+): Promise<void> {
   await documentClient().send(
     new PutCommand({
       TableName: tableName(),
-      Item: { ...keys.driftCursor(), ...(after ? { after } : {}), updatedAt: new Date().toISOString() },
+      Item: { ...keys.driftCursor(check), ...(after ? { after } : {}), updatedAt: new Date().toISOString() },
     }),
   );
 }

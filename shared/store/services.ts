@@ -1,4 +1,5 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { TcpListener } from '../domain/router-objects.js';
 import type { ProvisioningStatus, ServiceSpec, ServiceView } from '../domain/service.js';
 import { ConflictError } from '../errors.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
@@ -76,6 +77,24 @@ export async function getServiceRow(name: string): Promise<ServiceRow | undefine
 export async function listServiceRows(): Promise<ServiceRow[]> {
   const items = await queryIndex<Record<string, unknown>>(indexes.byKind, 'SVC');
   return items.map((item) => strip(item)!).filter((row) => !row.deleted);
+}
+
+/** One page of the service list (tombstones included), for checks that rotate over every service. */
+export async function listServiceRowPage(
+  cursor: Record<string, unknown> | undefined,
+  limit: number,
+): Promise<{ rows: ServiceRow[]; next: Record<string, unknown> | undefined }> {
+  const page = await documentClient().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: indexes.byKind,
+      KeyConditionExpression: 'GSI1PK = :kind',
+      ExpressionAttributeValues: { ':kind': 'SVC' },
+      Limit: limit,
+      ExclusiveStartKey: cursor,
+    }),
+  );
+  return { rows: (page.Items ?? []).map((item) => strip(item)!), next: page.LastEvaluatedKey };
 }
 
 export async function listServicesByHub(bridge: string): Promise<ServiceRow[]> {
@@ -180,12 +199,20 @@ export async function listPendingServiceNames(): Promise<
     }));
 }
 
-export async function setServiceTokens(name: string, add: string[], remove: string[]): Promise<void> {
+export async function setServiceTokens(
+  name: string,
+  add: string[],
+  remove: string[],
+  listener?: TcpListener,
+): Promise<void> {
   const client = documentClient();
   await Promise.all([
     ...add.map((token) =>
       client.send(
-        new PutCommand({ TableName: tableName(), Item: { ...keys.serviceToken(token, name), name, token } }),
+        new PutCommand({
+          TableName: tableName(),
+          Item: { ...keys.serviceToken(token, name), name, token, ...(listener ? { listener } : {}) },
+        }),
       ),
     ),
     ...remove.map((token) =>

@@ -1,3 +1,4 @@
+import type { TcpListener } from '../domain/router-objects.js';
 import { setAgentTokens } from './agents.js';
 import { type Applied, type AppliedOwner, recordApplied } from './applied.js';
 import { setServiceTokens } from './services.js';
@@ -13,10 +14,12 @@ export async function syncTokenIndex(
   owner: AppliedOwner,
   desired: readonly string[],
   applied: Applied,
+  /** A service's entries carry the listener every agent selecting it holds (see `readSelectedListeners`). */
+  listener?: TcpListener,
 ): Promise<string[]> {
   await recordApplied(owner, { tokens: desired.filter((token) => !applied.tokens.includes(token)) });
   const stale = applied.tokens.filter((token) => !desired.includes(token));
-  if ('service' in owner) await setServiceTokens(owner.service, [...desired], stale);
+  if ('service' in owner) await setServiceTokens(owner.service, [...desired], stale, listener);
   else await setAgentTokens(owner.agent, [...desired], stale);
   return stale;
 }

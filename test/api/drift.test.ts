@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sweep } from '../../shared/reconcile/sweeper.js';
 import { createAgent, createHub } from '../fixtures/world.js';
@@ -9,7 +9,8 @@ import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 /**
  * Drift repair does not wait for a message: a router config changed behind fogbridge's back (a listener
  * removed, a stale one added, straight in the table) is found by the periodic sweep, which recomputes a
- * rotating window of routers from the store, and re-converged.
+ * rotating window of routers from the store (and checks a rotating window of services' distribution
+ * sets), and re-converged.
  */
 
 type Bridges = {
@@ -35,26 +36,47 @@ function tableOf(runtime: TestRuntime) {
   );
 }
 
-/** Removes `<remove>-listener` from a router's stored config and adds a stale `ghost-listener`. */
-async function damageRouterConfig(runtime: TestRuntime, routerKey: string, remove: string): Promise<void> {
+/**
+ * Edits a router's stored entries: adds a stale `ghost-listener` and, when `remove` is named, deletes
+ * that service's listener entry (the hub's listeners are stored under the hub).
+ */
+async function damageRouterConfig(runtime: TestRuntime, routerKey: string, remove?: string): Promise<void> {
   const table = tableOf(runtime);
-  const key = { PK: `ROUTERCFG#${routerKey}`, SK: 'CFG' };
-  const { Item } = await table.send(
-    new GetCommand({ TableName: 'fogbridge', Key: key, ConsistentRead: true }),
-  );
-  const listeners = { ...Item!.config.bridges.tcpListeners };
-  expect(listeners[`${remove}-listener`]).toBeDefined();
-  delete listeners[`${remove}-listener`];
-  listeners['ghost-listener'] = { name: 'ghost-listener', port: '10999', address: 'ghost' };
+  const partition = `ROUTERCFG#${routerKey}`;
+  if (remove) {
+    const key = { PK: partition, SK: `ENTRY#tcpListeners#${remove}-listener` };
+    const { Item } = await table.send(
+      new GetCommand({ TableName: 'fogbridge', Key: key, ConsistentRead: true }),
+    );
+    expect(Item?.entry).toEqual(expect.objectContaining({ name: `${remove}-listener` }));
+    await table.send(new DeleteCommand({ TableName: 'fogbridge', Key: key }));
+  }
   await table.send(
     new PutCommand({
       TableName: 'fogbridge',
       Item: {
-        ...Item,
-        config: { ...Item!.config, bridges: { ...Item!.config.bridges, tcpListeners: listeners } },
+        PK: partition,
+        SK: 'ENTRY#tcpListeners#ghost-listener',
+        routerKey,
+        entry: { name: 'ghost-listener', port: '10999', address: 'ghost' },
       },
     }),
   );
+  table.destroy();
+}
+
+/**
+ * Deletes a service's entry from a distribution set: the listener every agent whose tags select the
+ * token holds is stored there once, so every one of them loses it.
+ */
+async function damageDistributionSet(runtime: TestRuntime, token: string, service: string): Promise<void> {
+  const table = tableOf(runtime);
+  const key = { PK: `TOKEN#${token}`, SK: `SVC#${service}` };
+  const { Item } = await table.send(
+    new GetCommand({ TableName: 'fogbridge', Key: key, ConsistentRead: true }),
+  );
+  expect(Item?.listener).toEqual(expect.objectContaining({ name: `${service}-listener` }));
+  await table.send(new DeleteCommand({ TableName: 'fogbridge', Key: key }));
   table.destroy();
 }
 
@@ -115,7 +137,7 @@ describe('the periodic sweep repairs a router config damaged in the store', () =
     t = await startTestRuntime({ sweepIntervalMs: 3_600_000, env: { DRIFT_CHECK_ROUTERS: '1' } });
     const { hub, agents } = await driftWorld(t.api);
     await quiescent(t, [hub, ...agents]);
-    for (const uuid of agents) await damageRouterConfig(t, uuid, 'alpha');
+    for (const uuid of agents) await damageRouterConfig(t, uuid);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const damaged = await Promise.all(agents.map((uuid) => listenersOf(t!.api, uuid)));
 
@@ -124,7 +146,7 @@ describe('the periodic sweep repairs a router config damaged in the store', () =
     for (let i = 0; i < 3; i++) results.push(await t.inRuntime(() => sweep({ full: false })));
 
     // Assess: nothing but the sweeps repaired them, each sweep found one, and all three are whole again
-    expect(damaged).toEqual(agents.map(() => ['beta-listener', 'ghost-listener']));
+    expect(damaged).toEqual(agents.map(() => ['alpha-listener', 'beta-listener', 'ghost-listener']));
     expect(results.map((result) => result.drifted)).toEqual([1, 1, 1]);
     for (const uuid of agents)
       await eventually(
@@ -133,6 +155,32 @@ describe('the periodic sweep repairs a router config damaged in the store', () =
         `router ${uuid} to be repaired`,
       );
     expect((await t.inRuntime(() => sweep({ full: false }))).drifted).toBe(0);
+  }, 120_000);
+
+  it('a listener lost from a distribution set comes back on every agent selecting it within ⌈services / DRIFT_CHECK_ROUTERS⌉ sweeps', async () => {
+    // Prepare: two services, one checked per sweep
+    t = await startTestRuntime({ sweepIntervalMs: 3_600_000, env: { DRIFT_CHECK_ROUTERS: '1' } });
+    const { hub, agents } = await driftWorld(t.api);
+    await quiescent(t, [hub, ...agents]);
+    await damageDistributionSet(t, 'drift', 'alpha');
+    const damaged = await Promise.all(agents.map((uuid) => listenersOf(t!.api, uuid)));
+
+    // Act
+    const results = [];
+    for (let i = 0; i < 2; i++) results.push(await t.inRuntime(() => sweep({ full: false })));
+
+    // Assess: one of the two sweeps found alpha; every agent holds it again; the hub never lost it
+    expect(damaged).toEqual(agents.map(() => ['beta-listener']));
+    expect(results.map((result) => result.driftedServices).sort()).toEqual([0, 1]);
+    for (const uuid of agents)
+      await eventually(
+        async () =>
+          (await listenersOf(t!.api, uuid)).join() === 'alpha-listener,beta-listener' ? true : undefined,
+        `router ${uuid} to hold alpha-listener again`,
+      );
+    expect(await listenersOf(t.api, hub)).toEqual(['alpha-listener', 'beta-listener']);
+    const after = await Promise.all([0, 1].map(() => t!.inRuntime(() => sweep({ full: false }))));
+    expect(after.map((result) => result.driftedServices)).toEqual([0, 0]);
   }, 120_000);
 
   it('the hub is checked on every sweep, and the sweep timer repairs it with no request sent', async () => {
@@ -163,7 +211,7 @@ describe('POST /api/v3/iofog/{uuid}/reconcile', () => {
     t = await startTestRuntime({ sweepIntervalMs: 3_600_000 });
     const { hub, agents } = await driftWorld(t.api);
     await quiescent(t, [hub, ...agents]);
-    await damageRouterConfig(t, agents[0]!, 'alpha');
+    await damageRouterConfig(t, agents[0]!);
 
     // Act
     const response = await t.api.post(`/api/v3/iofog/${agents[0]}/reconcile`, undefined);

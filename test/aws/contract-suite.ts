@@ -821,6 +821,44 @@ export function defineContractSuite(
         expect((await routers.getRouterConfig('agent-big'))?.config).toEqual(config('1'));
       });
 
+      it('stores a router of 3,000 entries one item each beside its base, composes it on read, and deletes it whole', async () => {
+        // Prepare: a base with an entry fogbridge does not manage, and 3,000 managed listeners
+        const base: RouterConfig = {
+          bridges: { tcpListeners: { kept: { name: 'kept', port: '1', address: 'x' } }, tcpConnectors: {} },
+          other: { kept: true },
+        };
+        const entries = Array.from({ length: 3_000 }, (_, i) => ({
+          name: `svc-${String(i).padStart(4, '0')}-listener`,
+          port: String(10_000 + i),
+          address: `svc-${String(i).padStart(4, '0')}`,
+        }));
+
+        // Act
+        const written = await routers.putRouterParts(
+          'agent-parts',
+          base,
+          { put: entries.map((entry) => ({ map: 'tcpListeners' as const, entry })), remove: [] },
+          0,
+        );
+        const stored = await routers.readStoredRouter('agent-parts');
+        const composed = await routers.readRouterConfig('agent-parts', false);
+        const staleWrite = await routers.putRouterParts('agent-parts', base, { put: [], remove: [] }, 0);
+        await routers.deleteRouterConfig('agent-parts');
+        const afterDelete = await routers.readStoredRouter('agent-parts');
+
+        // Assess
+        expect(written).toBe(true);
+        expect(staleWrite).toBe(false);
+        expect(stored.row).toMatchObject({ version: 1, config: base });
+        expect(stored.entries.listeners).toHaveLength(3_000);
+        expect(Object.keys(composed.bridges?.tcpListeners ?? {})).toEqual([
+          'kept',
+          ...entries.map((entry) => entry.name),
+        ]);
+        expect(composed.other).toEqual({ kept: true });
+        expect(afterDelete).toEqual({ row: undefined, entries: { listeners: [], connectors: [] } });
+      });
+
       it('lets exactly one of N concurrent writers at one version win', async () => {
         // Prepare
         expect(await routers.putRouterConfig('agent-race', config('1'), 0)).toBe(true);
@@ -1174,32 +1212,37 @@ export function defineContractSuite(
         expect(more).toEqual([]);
       });
 
-      it('fans out router reconciles one message per router, numbered by a per-router counter', async () => {
+      it('fans out one message per router; only a request not about one service is numbered by the router counter', async () => {
         // Act
-        await publishers.enqueueFogReconciles(['router-x', 'router-y', 'router-x'], 'svc-1');
+        await publishers.enqueueFogReconciles(['router-x', 'router-y', 'router-x'], 'svc-1', { raise: true });
         await publishers.enqueueFogReconciles(['router-x']);
-        const received = await collect(queues.fog, 3);
+        await publishers.enqueueFogReconciles(['router-x'], 'svc-1');
+        const received = await collect(queues.fog, 4);
 
         // Assess
         const byRouter = (key: string) =>
           received
             .filter((message) => message.Attributes?.MessageGroupId === key)
             .map((message) => message.body);
-        expect(received).toHaveLength(3);
+        expect(received).toHaveLength(4);
+        // A second fan-out of the same service to the same router is a message of its own (never deduplicated).
         expect(byRouter('router-x')).toEqual([
-          { routerKey: 'router-x', seq: 1, service: 'svc-1' },
-          { routerKey: 'router-x', seq: 2 },
+          { routerKey: 'router-x', seq: 0, service: 'svc-1', raise: true },
+          { routerKey: 'router-x', seq: 1 },
+          { routerKey: 'router-x', seq: 0, service: 'svc-1' },
         ]);
-        expect(byRouter('router-y')).toEqual([{ routerKey: 'router-y', seq: 1, service: 'svc-1' }]);
+        expect(byRouter('router-y')).toEqual([
+          { routerKey: 'router-y', seq: 0, service: 'svc-1', raise: true },
+        ]);
         // The request not about one service also asks for the agent's fabric steps; the fan-out alone does not.
         expect(await routers.getRouterRequests('router-x')).toEqual({
-          requested: 2,
+          requested: 1,
           completed: undefined,
-          fabricRequested: 2,
+          fabricRequested: 1,
           fabricCompleted: undefined,
         });
         expect(await routers.getRouterRequests('router-y')).toEqual({
-          requested: 1,
+          requested: undefined,
           completed: undefined,
           fabricRequested: undefined,
           fabricCompleted: undefined,
