@@ -3,6 +3,7 @@ import type { TcpListener } from '../domain/router-objects.js';
 import type { ProvisioningStatus, ServiceSpec, ServiceView } from '../domain/service.js';
 import { ConflictError } from '../errors.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
+import { recordApplied } from './applied.js';
 import { conditionalWrite, documentClient, indexes, keys, tableName } from './client.js';
 import { queryIndex, queryPartition } from './query.js';
 
@@ -129,6 +130,10 @@ export async function putNewServiceRow(row: ServiceRow): Promise<ServiceRow> {
       const existing = await getServiceRow(row.name);
       if (existing && !existing.deleted)
         throw new ConflictError(`Service with name ${row.name} already exists`);
+      // The tombstone's connector site may hold an entry no reconcile recorded yet (a router's full
+      // recompute wrote it from the index before the old incarnation's fan-out ran): recorded first, so
+      // the new row's reconcile asks that router to drop what the old one left.
+      if (existing?.siteKey) await recordApplied({ service: row.name }, { routers: [existing.siteKey] });
       const next: ServiceRow = existing
         ? {
             ...row,
