@@ -91,7 +91,9 @@ export async function getHubRouterConfig(): Promise<RouterConfig | SkrouterdEntr
   if (!key) throw new NotFoundError('Default router not found: register it with PUT /api/v3/router');
   // On Kubernetes the default router's document is the operator's skrouterd.json (array of pairs).
   if (key === DEFAULT_ROUTER && config().controlPlane === 'kubernetes') return readHubConfigMap();
-  return readRouterConfig(key, true);
+  // An agent's router that is the hub also holds the listeners its own tags select.
+  const agent = key === DEFAULT_ROUTER ? undefined : await getAgentRow(key);
+  return readRouterConfig(key, true, agent);
 }
 
 /** An agent's router microservice config, exactly as the agent receives it. */

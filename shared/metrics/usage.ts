@@ -90,13 +90,14 @@ export async function timeStep<T>(name: string, work: () => Promise<T>): Promise
   }
 }
 
+// The names the client's middleware sees: the low-level commands the document client sends.
 const READS = new Set([
-  'GetCommand',
+  'GetItemCommand',
+  'BatchGetItemCommand',
   'QueryCommand',
   'ScanCommand',
+  'GetCommand',
   'BatchGetCommand',
-  'GetItemCommand',
-  'QueryInput',
 ]);
 
 /** Records one DynamoDB call and the capacity DynamoDB reported for it. */

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
+  EVERY_SERVICE_SET,
+  listenerSetsOfAgent,
+  listenerSetsOfService,
+  selectedListener,
+  storedEntriesFor,
+} from '../../shared/domain/placement.js';
+import {
   applyDesiredBridges,
   canonicalJson,
+  composeRouterConfig,
   emptyHubRouterConfig,
   type RouterConfig,
   sameRouterConfig,
@@ -278,5 +286,116 @@ describe('sameRouterConfig and canonicalJson', () => {
 
     // Assess
     expect(json).toBe('{"a":{"c":{"y":null,"z":true},"d":[3,1,2]},"b":1}');
+  });
+});
+
+describe('composeRouterConfig: a router config from its stored parts', () => {
+  it('rebuilds the seed backend agent config from its stored connector and the checkout token set', () => {
+    // Prepare: the base holds no managed entry; the connector is stored under the agent, the listener
+    // once in the `checkout` set
+    const base: RouterConfig = { bridges: { tcpListeners: {}, tcpConnectors: {} } };
+
+    // Act
+    const composed = composeRouterConfig(base, { listeners: [], connectors: [checkoutConnector] }, [
+      checkoutListener,
+    ]);
+
+    // Assess
+    expect(composed).toStrictEqual(backendAgentConfig);
+  });
+
+  it('keeps entries fogbridge does not manage first, holds a listener named twice once, and sorts the rest', () => {
+    // Prepare
+    const kept = { name: 'operator-amqp', port: '5672', address: 'amqp' };
+    const base: RouterConfig = {
+      bridges: { tcpListeners: { 'operator-amqp': kept } },
+      metadata: { id: 'a' },
+    };
+
+    // Act
+    const composed = composeRouterConfig(base, { listeners: [paymentsListener], connectors: [] }, [
+      checkoutListener,
+      paymentsListener,
+    ]);
+
+    // Assess
+    expect(Object.keys(composed.bridges!.tcpListeners!)).toEqual([
+      'operator-amqp',
+      'checkout-listener',
+      'payments-listener',
+    ]);
+    expect(composed.metadata).toEqual({ id: 'a' });
+    expect(composed.bridges!.tcpConnectors).toBeUndefined();
+  });
+});
+
+describe('storedEntriesFor and the distribution sets (seed 000 distribution table)', () => {
+  const service = {
+    name: 'checkout',
+    type: 'agent' as const,
+    resource: 'fog-a',
+    targetPort: 8080,
+    defaultBridge: 'default-router',
+    siteKey: 'fog-a',
+    tags: ['checkout', 'app=shop'],
+    bridgePort: 10024,
+    deleted: false,
+  };
+  const router = (key: string, tags: string[], hubKey = 'hub') => ({
+    key,
+    hubKey,
+    agent: { uuid: key, routerMode: 'edge' as const, tags },
+    tagPrefix: 'service.iofog.org/tag',
+  });
+
+  it.each<[string, ReturnType<typeof router>, string[]]>([
+    ['the hub stores the listener', router('hub', [], 'hub'), ['checkout-listener']],
+    [
+      'the backend stores its connector only',
+      router('fog-a', ['service.iofog.org/tag: checkout']),
+      ['checkout-connector'],
+    ],
+    [
+      'a tagged agent stores nothing (its listener is in the set)',
+      router('fog-b', ['service.iofog.org/tag: all']),
+      [],
+    ],
+  ])('%s', (_title, placed, names) => {
+    // Act
+    const entries = storedEntriesFor(placed, service);
+
+    // Assess
+    expect([entries.listener?.name, entries.connector?.name].filter(Boolean)).toEqual(names);
+  });
+
+  it.each<[string, string[], string[]]>([
+    [
+      'an agent tagged all reads the every-service set only',
+      ['service.iofog.org/tag: all', 'service.iofog.org/tag: x'],
+      [EVERY_SERVICE_SET],
+    ],
+    [
+      'an agent reads one set per token it selects',
+      ['service.iofog.org/tag: checkout', 'service.iofog.org/tag: edge'],
+      ['checkout', 'edge'],
+    ],
+    ['a near-miss tag selects no set', ['service.iofog.org/tag:checkout'], []],
+  ])('%s', (_title, tags, sets) => {
+    // Act / Assess
+    expect(listenerSetsOfAgent({ routerMode: 'edge', tags }, 'service.iofog.org/tag')).toEqual(sets);
+  });
+
+  it('stores a service listener in the every-service set and in each of its tokens, never under an annotation', () => {
+    // Act / Assess
+    expect(listenerSetsOfService(service.tags)).toEqual([EVERY_SERVICE_SET, 'checkout']);
+    expect(selectedListener(service)).toStrictEqual(checkoutListener);
+    expect(selectedListener({ ...service, deleted: true })).toBeUndefined();
+    expect(selectedListener({ ...service, bridgePort: null })).toBeUndefined();
+    expect(
+      listenerSetsOfAgent(
+        { routerMode: 'none', tags: ['service.iofog.org/tag: all'] },
+        'service.iofog.org/tag',
+      ),
+    ).toEqual([]);
   });
 });
