@@ -57,22 +57,6 @@ function replaceManaged<T extends { name: string }>(
   return Object.fromEntries([...kept, ...wanted]);
 }
 
-/** Whether a bridge entry name is one fogbridge manages (`*-listener` listeners, `*-connector` connectors). */
-export const isManagedListener = (name: string) => name.endsWith('-listener');
-export const isManagedConnector = (name: string) => name.endsWith('-connector');
-
-/** The managed entries of a config (what `applyDesiredBridges` replaces). */
-export function managedBridges(config: RouterConfig): DesiredBridges {
-  return {
-    listeners: Object.entries(config.bridges?.tcpListeners ?? {})
-      .filter(([name]) => isManagedListener(name))
-      .map(([, entry]) => entry),
-    connectors: Object.entries(config.bridges?.tcpConnectors ?? {})
-      .filter(([name]) => isManagedConnector(name))
-      .map(([, entry]) => entry),
-  };
-}
-
 /**
  * A router's config as its router receives it, composed from what is stored apart: the base (its own
  * part and any entry fogbridge does not manage), the entries stored under the router, and the listeners
