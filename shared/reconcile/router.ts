@@ -146,10 +146,10 @@ async function writeRouterBridges(
       faultPoint('router:before-write');
       const version = plan.stored.row?.version ?? 0;
       if (!(await putRouterParts(routerKey, plan.next, plan.changes, version, plan.selects))) return CONFLICT;
-      // Rows read before the write may have changed while it was made: recompute if any now disagrees.
-      if (!(await stillPlaced(router, plan.changes, plan.desired))) return CONFLICT;
       if (isHub) usage.hubWrites += 1;
       if (router.agent) await raiseChangeFlag(router.agent.uuid, 'microserviceConfig');
+      // Rows read before the write may have changed while it was made: recompute if any now disagrees.
+      if (!(await stillPlaced(router, plan.changes, plan.desired))) return CONFLICT;
       logger.debug('router config written', {
         routerKey,
         put: plan.changes.put.length,
