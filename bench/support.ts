@@ -188,15 +188,31 @@ export class Observer {
     return (Item.agentUuid as string | null) ?? 'default-router';
   }
 
-  async routerRequests(routerKey: string): Promise<{ requested: number; completed: number }> {
-    const { Item } = await this.db.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: { PK: `ROUTERREQ#${routerKey}`, SK: 'REQ' },
-        ConsistentRead: true,
-      }),
-    );
-    return { requested: Number(Item?.requested ?? 0), completed: Number(Item?.completed ?? 0) };
+  /** Many routers' request counters at once (BatchGetItem, 100 keys a call, one call at a time). */
+  async routerRequests(
+    routerKeys: readonly string[],
+  ): Promise<Map<string, { requested: number; completed: number }>> {
+    const found = new Map<string, { requested: number; completed: number }>();
+    for (let i = 0; i < routerKeys.length; i += 100) {
+      let request: Record<string, unknown> | undefined = {
+        [this.table]: {
+          Keys: routerKeys.slice(i, i + 100).map((key) => ({ PK: `ROUTERREQ#${key}`, SK: 'REQ' })),
+          ProjectionExpression: 'PK, requested, completed',
+          ConsistentRead: true,
+        },
+      };
+      while (request && Object.keys(request).length > 0) {
+        const page = await this.db.send(new BatchGetCommand({ RequestItems: request as never }));
+        for (const item of page.Responses?.[this.table] ?? []) {
+          found.set(String(item.PK).slice('ROUTERREQ#'.length), {
+            requested: Number(item.requested ?? 0),
+            completed: Number(item.completed ?? 0),
+          });
+        }
+        request = page.UnprocessedKeys as Record<string, unknown> | undefined;
+      }
+    }
+    return found;
   }
 }
 

@@ -162,9 +162,13 @@ async function measureDriftCycle(agents: number, control: RuntimeControl) {
 export async function waitForRouters(observer: Observer, routers: string[], timeoutMs: number, after = 0) {
   await sleep(200);
   await waitFor(async () => {
-    const states = await Promise.all(routers.map((uuid) => observer.routerRequests(uuid)));
+    // Batched reads: an observer of 10,000 routers sends 100 calls a look, one at a time.
+    const states = await observer.routerRequests(routers);
     return (
-      states.every((state) => state.requested > 0 && state.completed >= state.requested) && Date.now() > after
+      routers.every((uuid) => {
+        const state = states.get(uuid);
+        return !!state && state.requested > 0 && state.completed >= state.requested;
+      }) && Date.now() > after
     );
   }, timeoutMs);
 }
