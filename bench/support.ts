@@ -16,7 +16,9 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-export { withClients } from '../test/support/processes.js';
+import { withClients } from '../test/support/processes.js';
+
+export { withClients };
 
 /**
  * What a scenario may ask of the runtime's process from outside it (bench/runtime-process.ts): its usage
@@ -214,6 +216,40 @@ export class Observer {
     }
     return found;
   }
+}
+
+/**
+ * The service every scenario creates in bulk: external, one `fleet` token; on Kubernetes it also gets a
+ * Kubernetes Service in front of the hub.
+ */
+export function externalServiceBody(name: string, controlPlane: 'remote' | 'kubernetes' = 'remote') {
+  return {
+    name,
+    type: 'external',
+    resource: `${name}.backend.example.com`,
+    targetPort: 443,
+    tags: ['fleet'],
+    ...(controlPlane === 'kubernetes' ? { servicePort: 443, k8sType: 'ClusterIP' } : {}),
+  };
+}
+
+/**
+ * `count` agents tagged `all`, created by `clients` at once, on hosts 10.<subnet>.x.y. Their NATS
+ * processes (two more certificates each) would only lengthen the set-up of a bridge scenario: off.
+ */
+export function createAgentsTaggedAll(
+  api: ApiClient,
+  settings: { count: number; clients: number; prefix: string; subnet: number },
+): Promise<string[]> {
+  const indexes = Array.from({ length: settings.count }, (_, i) => i);
+  return withClients(indexes, settings.clients, (i) =>
+    createAgent(api, {
+      name: `${settings.prefix}-agent-${i}`,
+      host: `10.${settings.subnet}.${Math.floor(i / 250)}.${i % 250}`,
+      tags: ['service.iofog.org/tag: all'],
+      natsMode: 'none',
+    }),
+  );
 }
 
 export async function createAgent(api: ApiClient, body: Record<string, unknown>): Promise<string> {

@@ -2,6 +2,7 @@ import type { ApiClient } from '../../test/support/client.js';
 import {
   callsPerOperation,
   createAgent,
+  externalServiceBody,
   type Observer,
   percentile,
   type RuntimeControl,
@@ -53,15 +54,7 @@ export async function runBurst(
   try {
     latencies = await withClients(names, settings.clients, async (name) => {
       const t0 = performance.now();
-      const response = await api.post('/api/v3/services', {
-        name,
-        type: 'external',
-        resource: `${name}.backend.example.com`,
-        targetPort: 443,
-        tags: ['fleet'],
-        // On Kubernetes every external service also gets a Kubernetes Service in front of the hub.
-        ...(hub.controlPlane === 'kubernetes' ? { servicePort: 443, k8sType: 'ClusterIP' } : {}),
-      });
+      const response = await api.post('/api/v3/services', externalServiceBody(name, hub.controlPlane));
       const elapsed = performance.now() - t0;
       if (response.status !== 201) throw new Error(`create ${name}: ${response.status} ${response.text}`);
       createdAt.set(name, Date.now());

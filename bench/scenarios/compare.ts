@@ -1,5 +1,5 @@
 import type { ApiClient } from '../../test/support/client.js';
-import { percentile, sleep, withClients } from '../support.js';
+import { externalServiceBody, percentile, sleep, withClients } from '../support.js';
 
 /**
  * S1 against any controller speaking the v3 API (the reference, or a fogbridge elsewhere): N external
@@ -15,13 +15,7 @@ export async function runComparisonBurst(api: ApiClient, settings: { n: number; 
   const started = Date.now();
   const latencies = await withClients(names, settings.clients, async (name) => {
     const t0 = performance.now();
-    const response = await api.post('/api/v3/services', {
-      name,
-      type: 'external',
-      resource: `${name}.backend.example.com`,
-      targetPort: 443,
-      tags: ['fleet'],
-    });
+    const response = await api.post('/api/v3/services', externalServiceBody(name));
     const elapsed = performance.now() - t0;
     if (response.status === 201) answeredAt.set(name, Date.now());
     else failed += 1;

@@ -1,12 +1,11 @@
 import type { ApiClient } from '../../test/support/client.js';
 import {
   callsPerOperation,
-  createAgent,
+  createAgentsTaggedAll,
   type Observer,
   percentile,
   type RuntimeControl,
   sleep,
-  withClients,
 } from '../support.js';
 
 /**
@@ -22,17 +21,12 @@ export async function runFanOut(
   settings: { agents: number; clients: number },
   control: RuntimeControl,
 ) {
-  const indexes = Array.from({ length: settings.agents }, (_, i) => i);
-  const agents = await withClients(indexes, settings.clients, (i) =>
-    createAgent(api, {
-      name: `s2-agent-${i}`,
-      host: `10.20.${Math.floor(i / 250)}.${i % 250}`,
-      tags: ['service.iofog.org/tag: all'],
-      // S2 measures the bridge fan-out: the agents' NATS processes (two more certificates each) would
-      // only lengthen the set-up.
-      natsMode: 'none',
-    }),
-  );
+  const agents = await createAgentsTaggedAll(api, {
+    count: settings.agents,
+    clients: settings.clients,
+    prefix: 's2',
+    subnet: 20,
+  });
   await waitForRouters(observer, agents, 600_000);
 
   await control.resetUsage();

@@ -1,7 +1,8 @@
 import type { ApiClient } from '../../test/support/client.js';
 import {
   callsPerOperation,
-  createAgent,
+  createAgentsTaggedAll,
+  externalServiceBody,
   type Observer,
   type RuntimeControl,
   sleep,
@@ -30,13 +31,7 @@ export async function runScale(
   const servicesStarted = Date.now();
   const names = Array.from({ length: settings.scaleServices }, (_, i) => `s4-${String(i).padStart(5, '0')}`);
   await withClients(names, settings.clients, async (name) => {
-    const response = await api.post('/api/v3/services', {
-      name,
-      type: 'external',
-      resource: `${name}.backend.example.com`,
-      targetPort: 443,
-      tags: ['fleet'],
-    });
+    const response = await api.post('/api/v3/services', externalServiceBody(name));
     if (response.status !== 201) throw new Error(`S4 create ${name}: ${response.status} ${response.text}`);
   });
   const createdMs = Date.now() - servicesStarted;
@@ -52,18 +47,12 @@ export async function runScale(
   // Phase 2: the agents, each selecting every service.
   await control.resetUsage();
   const agentsStarted = Date.now();
-  const agents = await withClients(
-    Array.from({ length: settings.scaleAgents }, (_, i) => i),
-    settings.clients,
-    (i) =>
-      createAgent(api, {
-        name: `s4-agent-${i}`,
-        host: `10.40.${Math.floor(i / 250)}.${i % 250}`,
-        tags: ['service.iofog.org/tag: all'],
-        // Each agent's NATS certificates would only lengthen the set-up; S4 is about bridges.
-        natsMode: 'none',
-      }),
-  );
+  const agents = await createAgentsTaggedAll(api, {
+    count: settings.scaleAgents,
+    clients: settings.clients,
+    prefix: 's4',
+    subnet: 40,
+  });
   await waitForRouters(observer, agents, 7_200_000);
   const agentsReadyMs = Date.now() - agentsStarted;
   const agentUsage = callsPerOperation(await control.usage());
@@ -72,13 +61,7 @@ export async function runScale(
   await control.resetUsage();
   const before = await observer.changeStamps(agents);
   const fanOutStarted = Date.now();
-  const created = await api.post('/api/v3/services', {
-    name: 's4-new',
-    type: 'external',
-    resource: 'new.backend.example.com',
-    targetPort: 443,
-    tags: ['fleet'],
-  });
+  const created = await api.post('/api/v3/services', externalServiceBody('s4-new'));
   if (created.status !== 201) throw new Error(`S4 new service: ${created.status} ${created.text}`);
   await waitForAllTold(observer, agents, before);
   const fanOutMs = Date.now() - fanOutStarted;
