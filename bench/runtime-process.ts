@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { startLocalRuntime } from '../infra/local/runtime.js';
 import { quietSdkVersionWarning } from '../shared/config.js';
 import { config, runInContext } from '../shared/context.js';
-import { resetUsage, usage } from '../shared/metrics/usage.js';
+import { addUsage, resetUsage, usage } from '../shared/metrics/usage.js';
 import { sweep } from '../shared/reconcile/sweeper.js';
 
 /**
@@ -25,7 +25,9 @@ const runtime = await startLocalRuntime({
   workerConcurrency: options.workers,
   sweepIntervalMs: options.sweepIntervalMs,
   env: options.env,
+  workersThread: true,
 });
+const workersThread = runtime.workersThread!;
 
 const control = createServer((request, response) => {
   const reply = (body: unknown) => {
@@ -37,10 +39,14 @@ const control = createServer((request, response) => {
     response.end(JSON.stringify({ message: (error as Error).message }));
   };
   const route = `${request.method} ${request.url}`;
-  if (route === 'GET /usage') return reply(usage);
+  if (route === 'GET /usage') {
+    workersThread.usage().then((workers) => reply(addUsage(usage, workers)), fail);
+    return;
+  }
   if (route === 'POST /usage/reset') {
     resetUsage();
-    return reply({});
+    workersThread.resetUsage().then(() => reply({}), fail);
+    return;
   }
   if (route === 'POST /sweep') {
     runInContext(runtime.context, () => sweep({ full: false })).then(reply, fail);

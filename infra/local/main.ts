@@ -11,7 +11,7 @@ try {
   console.error(error.message);
   process.exit(2);
 }
-const runtime = await startLocalRuntime({ config });
+const runtime = await startLocalRuntime({ config, workersThread: true });
 const { dataDir } = config.local;
 console.log(`fogbridge listening on ${runtime.url} (data in ${dataDir})`);
 if (runtime.adminToken) {

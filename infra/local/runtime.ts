@@ -8,11 +8,8 @@ import {
   DynamoDBClient,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
-import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { startFauxqs } from 'fauxqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import * as openapi from '../../functions/api/openapi.js';
-import * as fogWorker from '../../functions/workers/fog-reconcile.js';
-import * as serviceWorker from '../../functions/workers/service-reconcile.js';
 import { type Config, loadConfig } from '../../shared/config.js';
 import { type AppContext, createContext, disposeContext, runInContext } from '../../shared/context.js';
 import { logger } from '../../shared/log/logger.js';
@@ -20,10 +17,11 @@ import { sweep } from '../../shared/reconcile/sweeper.js';
 import { createTableInput } from '../../shared/store/table.js';
 import { apiGatewayAdapter, type HttpHandler } from './api-gateway.js';
 import { ensureSecretsKey, setUpLocalAuth } from './auth.js';
-import { startDynaliteThread } from './dynalite-thread.js';
+import { startEmulatorsThread } from './emulators-thread.js';
 import { ensureQueues, type QueueUrls } from './queues.js';
+import { startReconcileWorkers } from './reconcile-workers.js';
 import { rebuildIndexEntries } from './reindex.js';
-import { type SqsHandler, startSqsPoller } from './sqs-poller.js';
+import { startWorkersThread, type WorkersThread } from './workers-thread.js';
 
 export interface LocalRuntimeOptions {
   /** The configuration to start from (`npm start`: the process environment); else built from `env`. */
@@ -38,6 +36,11 @@ export interface LocalRuntimeOptions {
   sweepIntervalMs?: number;
   visibilityTimeoutSeconds?: number;
   workerConcurrency?: number;
+  /**
+   * The reconcile workers in a thread of their own (`npm start`, the benchmark), rather than in the
+   * API's event loop; tests that arm faults in-process keep them in it.
+   */
+  workersThread?: boolean;
 }
 
 export interface LocalRuntime {
@@ -50,16 +53,18 @@ export interface LocalRuntime {
   adminToken: string | undefined;
   /** The context every handler of this runtime runs in (its configuration and clients). */
   context: AppContext;
+  /** The workers thread, when the workers run in one (the benchmark adds up its usage counters). */
+  workersThread: WorkersThread | undefined;
   stop: () => Promise<void>;
 }
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /**
- * The whole product in one process: dynalite (in a worker thread of its own, persisted under the data
- * folder) and fauxqs stand in
- * for DynamoDB and SQS, the real API handlers sit behind an API Gateway v2 adapter, and SQS pollers
- * drive the real worker handlers with Lambda's batch semantics. Every invocation runs in this runtime's
+ * The whole product in one process: dynalite (persisted under the data folder) and fauxqs stand in for
+ * DynamoDB and SQS in a worker thread of their own, the real API handlers sit behind an API Gateway v2
+ * adapter, and SQS pollers drive the real worker handlers with Lambda's batch semantics (in the API's
+ * thread, or with `workersThread` in a third thread). Every invocation runs in this runtime's
  * own context (configuration and clients), so several runtimes can share one process.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
@@ -67,10 +72,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const dataDir = resolve(options.dataDir ?? base.local.dataDir);
   mkdirSync(dataDir, { recursive: true });
 
-  const dynamo = await startDynaliteThread(resolve(dataDir, 'dynamodb'));
-  const dynamodbEndpoint = dynamo.endpoint;
-  const fauxqs = await startFauxqs({ port: 0, logger: false });
-  const sqsEndpoint = fauxqs.address;
+  const emulators = await startEmulatorsThread(resolve(dataDir, 'dynamodb'));
+  const { dynamodbEndpoint, sqsEndpoint } = emulators;
 
   const { region } = base;
   const sqs = new SQSClient({
@@ -111,53 +114,22 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   }
   dynamoClient.destroy();
 
+  // Queued messages do not survive a restart of the embedded SQS: the start-up sweep re-drives
+  // everything that lags and re-converges every router.
+  await runInContext(context, () => sweep({ full: true }));
+  const workerSettings = {
+    queues,
+    concurrency: options.workerConcurrency ?? 4,
+    visibilityTimeoutSeconds,
+    sweepIntervalMs: options.sweepIntervalMs ?? base.local.sweepIntervalMs,
+  };
+  const thread = options.workersThread ? await startWorkersThread(config, workerSettings) : undefined;
+  const workers = thread ?? (await startReconcileWorkers({ sqs, context, ...workerSettings }));
+
   const inContext =
     <E, R>(handler: (event: E, lambdaContext: never) => Promise<R>) =>
     (event: E, lambdaContext: never) =>
       runInContext(context, () => handler(event, lambdaContext));
-  const arnOf = async (url: string) =>
-    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] })))
-      .Attributes!.QueueArn!;
-  const onError = (error: unknown) =>
-    runInContext(context, () => logger.error('local poller error', { error: error as Error }));
-  const concurrency = options.workerConcurrency ?? 4;
-  const pollers = [
-    startSqsPoller({
-      sqs,
-      queueUrl: queues.service,
-      queueArn: await arnOf(queues.service),
-      functionName: 'fogbridge-service-reconcile',
-      handler: inContext(serviceWorker.handler) as SqsHandler,
-      concurrency,
-      batchSize: 10,
-      visibilityTimeoutSeconds,
-      onError,
-    }),
-    startSqsPoller({
-      sqs,
-      queueUrl: queues.fog,
-      queueArn: await arnOf(queues.fog),
-      functionName: 'fogbridge-fog-reconcile',
-      handler: inContext(fogWorker.handler) as SqsHandler,
-      concurrency,
-      batchSize: 10,
-      visibilityTimeoutSeconds,
-      onError,
-    }),
-  ];
-
-  // Queued messages do not survive a restart of the embedded SQS: the start-up sweep re-drives
-  // everything that lags and re-converges every router.
-  await runInContext(context, () => sweep({ full: true }));
-  const sweepTimer = setInterval(() => {
-    runInContext(context, () =>
-      sweep({ full: false }).catch((error: unknown) =>
-        logger.error('sweep failed', { error: error as Error }),
-      ),
-    );
-  }, options.sweepIntervalMs ?? base.local.sweepIntervalMs);
-  sweepTimer.unref();
-
   const adapter = apiGatewayAdapter(
     openapi.apiFunctions().map((fn) => ({
       functionName: `fogbridge-api-${fn.name}`,
@@ -187,15 +159,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     sqsEndpoint,
     adminToken,
     context,
+    workersThread: thread,
     stop: async () => {
-      clearInterval(sweepTimer);
       await new Promise<void>((done) => {
         server.close(() => done());
         server.closeAllConnections();
       });
-      await Promise.all(pollers.map((poller) => poller.stop()));
-      await fauxqs.stop();
-      await dynamo.stop();
+      await workers.stop();
+      await emulators.stop();
       sqs.destroy();
       disposeContext(context);
     },

@@ -53,6 +53,33 @@ const verificationKey = perContext(
     })(),
 );
 
+/** How long a verified token is taken on trust again without checking its signature (within its expiry). */
+const VERIFIED_TOKEN_REUSE_MS = 5 * 60_000;
+const VERIFIED_TOKENS_KEPT = 1_000;
+
+/**
+ * Tokens this instance verified lately: a client sends the same token with every request, and an
+ * asymmetric signature check per request is most of what authenticating one costs. Only a good
+ * signature is remembered; a token is dropped at its expiry or after VERIFIED_TOKEN_REUSE_MS, whichever
+ * comes first (a key withdrawn from the JWKS stops being trusted within that window, as the JWKS
+ * cache's own refresh does).
+ */
+const verifiedTokens = perContext(() => new Map<string, { payload: JWTPayload; until: number }>());
+
+function rememberedPayload(token: string): JWTPayload | undefined {
+  const remembered = verifiedTokens().get(token);
+  if (!remembered) return undefined;
+  if (Date.now() < remembered.until) return remembered.payload;
+  verifiedTokens().delete(token);
+  return undefined;
+}
+
+function remember(token: string, payload: JWTPayload): void {
+  const kept = verifiedTokens();
+  if (kept.size >= VERIFIED_TOKENS_KEPT) kept.delete(kept.keys().next().value!);
+  kept.set(token, { payload, until: Math.min(Date.now() + VERIFIED_TOKEN_REUSE_MS, payload.exp! * 1000) });
+}
+
 /**
  * Verifies a user token: signature with an allowed asymmetric algorithm, issuer, audience, expiry.
  * Every failure is the same 401 so the response tells an attacker nothing.
@@ -60,6 +87,17 @@ const verificationKey = perContext(
 export async function verifyUserToken(authorization: string | undefined): Promise<UserIdentity> {
   const token = bearerToken(authorization);
   const { issuer, audience, rolesClaim } = config().auth;
+  let payload = rememberedPayload(token);
+  if (!payload) payload = await verifySignedToken(token, issuer, audience);
+  refuseOverlongLifetime(payload, config().auth.userTokenMaxLifetimeSeconds);
+  return { subject: String(payload.sub), roles: rolesOf(payload[rolesClaim]) };
+}
+
+async function verifySignedToken(
+  token: string,
+  issuer: string | undefined,
+  audience: string | undefined,
+): Promise<JWTPayload> {
   let payload: JWTPayload;
   try {
     const key = await verificationKey();
@@ -72,8 +110,8 @@ export async function verifyUserToken(authorization: string | undefined): Promis
   } catch {
     throw new AuthenticationError('Invalid or expired token');
   }
-  refuseOverlongLifetime(payload, config().auth.userTokenMaxLifetimeSeconds);
-  return { subject: String(payload.sub), roles: rolesOf(payload[rolesClaim]) };
+  remember(token, payload);
+  return payload;
 }
 
 /** Clock skew tolerated between the identity provider and fogbridge. */

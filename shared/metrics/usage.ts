@@ -49,6 +49,40 @@ export function resetUsage(): void {
   usage.operations = {};
 }
 
+/** Two threads' counters as one (the embedded runtime's API thread and its workers thread). */
+export function addUsage(a: Usage, b: Usage): Usage {
+  const sum = (x: Record<string, number>, y: Record<string, number>) => {
+    const out = { ...x };
+    for (const [key, value] of Object.entries(y)) out[key] = (out[key] ?? 0) + value;
+    return out;
+  };
+  const steps = { ...a.steps };
+  for (const [name, step] of Object.entries(b.steps)) {
+    const into = steps[name] ?? { totalMs: 0, calls: 0 };
+    steps[name] = { totalMs: into.totalMs + step.totalMs, calls: into.calls + step.calls };
+  }
+  const operations = { ...a.operations };
+  for (const [kind, entry] of Object.entries(b.operations)) {
+    const into = operations[kind] ?? { count: 0, calls: 0, maxCalls: 0, readUnits: 0 };
+    operations[kind] = {
+      count: into.count + entry.count,
+      calls: into.calls + entry.calls,
+      maxCalls: Math.max(into.maxCalls, entry.maxCalls),
+      readUnits: into.readUnits + entry.readUnits,
+    };
+  }
+  return {
+    dynamodbReadUnits: a.dynamodbReadUnits + b.dynamodbReadUnits,
+    dynamodbWriteUnits: a.dynamodbWriteUnits + b.dynamodbWriteUnits,
+    dynamodbCalls: sum(a.dynamodbCalls, b.dynamodbCalls),
+    sqsMessagesSent: a.sqsMessagesSent + b.sqsMessagesSent,
+    routerReconciles: a.routerReconciles + b.routerReconciles,
+    hubWrites: a.hubWrites + b.hubWrites,
+    steps,
+    operations,
+  };
+}
+
 const operationScope = new AsyncLocalStorage<{ calls: number; readUnits: number }>();
 
 /**

@@ -348,6 +348,21 @@ describe('user tokens that must not verify', () => {
       await assertUnchanged(before);
     },
   );
+
+  it('a token accepted once is refused after its expiry (an accepted token is not trusted past it)', async () => {
+    // Prepare
+    const exp = nowSeconds() + 2;
+    const headers = { authorization: `Bearer ${await userToken(await localPrivateKey(), { exp })}` };
+    const accepted = await anonymous.request('GET', SERVICES, { headers });
+    while (nowSeconds() <= exp) await new Promise((resolve) => setTimeout(resolve, 250));
+
+    // Act
+    const afterExpiry = await anonymous.request('GET', SERVICES, { headers });
+
+    // Assess
+    expect(accepted.status).toBe(200);
+    expect(outcome(afterExpiry)).toEqual({ status: 401, body: INVALID_TOKEN });
+  });
 });
 
 describe('the viewer role', () => {

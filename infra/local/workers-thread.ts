@@ -1,0 +1,136 @@
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { Config } from '../../shared/config.js';
+import { createContext, disposeContext } from '../../shared/context.js';
+import { parseAddressDenyList } from '../../shared/domain/hosts.js';
+import { resetUsage, type Usage, usage } from '../../shared/metrics/usage.js';
+import type { QueueUrls } from './queues.js';
+import { startReconcileWorkers } from './reconcile-workers.js';
+
+/**
+ * The reconcile workers in a thread of their own, as Lambda runs them in instances apart from the API's:
+ * the reconciles a burst of requests starts no longer run in the event loop that answers the burst.
+ * The thread builds its own context (configuration and clients) from the runtime's configuration.
+ */
+export interface WorkersThread {
+  /** The thread's usage counters (the benchmark adds them up). */
+  usage(): Promise<Usage>;
+  resetUsage(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface WorkerSettings {
+  queues: QueueUrls;
+  concurrency: number;
+  visibilityTimeoutSeconds: number;
+  sweepIntervalMs: number;
+}
+
+interface ThreadSettings {
+  fogbridgeWorkersThread: WorkerSettings;
+  /** The configuration, with the deny list as its source text (a BlockList does not cross threads). */
+  config: Omit<Config, 'deniedResourceAddresses'> & { deniedResourceAddresses: string };
+}
+
+type Request = { id: number; kind: 'usage' | 'reset-usage' | 'stop' };
+type Reply = { id: number; usage?: Usage } | { ready: true } | { failed: string };
+
+export async function startWorkersThread(config: Config, workers: WorkerSettings): Promise<WorkersThread> {
+  const denied = config.deniedResourceAddresses;
+  const settings: ThreadSettings = {
+    fogbridgeWorkersThread: workers,
+    config: {
+      ...config,
+      deniedResourceAddresses: [...denied.ranges.map((range) => range.entry), ...denied.names].join(','),
+    },
+  };
+  // The thread runs this TypeScript module: it registers the TypeScript loader first (a loader given
+  // to a worker on its command line does not apply to the worker's own entry module).
+  const loader = import.meta.resolve('tsx/esm/api');
+  const entry = `import(${JSON.stringify(loader)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(import.meta.url)}); });`;
+  const worker = new Worker(entry, { eval: true, workerData: settings });
+  await new Promise<void>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('exit', (code) =>
+      reject(new Error(`the workers thread exited with ${code} before starting`)),
+    );
+    worker.once('message', (reply: Reply) =>
+      'failed' in reply
+        ? reject(new Error(`the workers thread failed to start: ${reply.failed}`))
+        : resolve(),
+    );
+  });
+  worker.removeAllListeners('exit');
+  worker.removeAllListeners('error');
+  worker.on('error', (error) => process.stderr.write(`workers thread error: ${error.message}\n`));
+
+  let nextId = 0;
+  const pending = new Map<number, (reply: Extract<Reply, { id: number }>) => void>();
+  worker.on('message', (reply: Reply) => {
+    if (!('id' in reply)) return;
+    pending.get(reply.id)?.(reply);
+    pending.delete(reply.id);
+  });
+  const ask = (kind: Request['kind']) =>
+    new Promise<Extract<Reply, { id: number }>>((resolve) => {
+      const id = nextId++;
+      pending.set(id, resolve);
+      worker.postMessage({ id, kind } satisfies Request);
+    });
+  return {
+    usage: async () => (await ask('usage')).usage!,
+    resetUsage: async () => {
+      await ask('reset-usage');
+    },
+    stop: async () => {
+      await ask('stop');
+      await worker.terminate();
+    },
+  };
+}
+
+async function runThread(port: NonNullable<typeof parentPort>, settings: ThreadSettings): Promise<void> {
+  const config: Config = {
+    ...settings.config,
+    deniedResourceAddresses: parseAddressDenyList(settings.config.deniedResourceAddresses),
+    // A Buffer arrives as a plain Uint8Array.
+    secrets: {
+      ...settings.config.secrets,
+      localKey: settings.config.secrets.localKey ? Buffer.from(settings.config.secrets.localKey) : undefined,
+    },
+  };
+  const context = createContext(config);
+  const sqs = new SQSClient({
+    region: config.region,
+    endpoint: config.endpoints.sqs,
+    ...(config.credentials ? { credentials: config.credentials } : {}),
+    useQueueUrlAsEndpoint: false,
+  });
+  let workers: Awaited<ReturnType<typeof startReconcileWorkers>>;
+  try {
+    workers = await startReconcileWorkers({ sqs, context, ...settings.fogbridgeWorkersThread });
+  } catch (error) {
+    port.postMessage({ failed: (error as Error).message } satisfies Reply);
+    return;
+  }
+  port.on('message', async (request: Request) => {
+    const answer = (reply: Extract<Reply, { id: number }>) => port.postMessage(reply);
+    switch (request.kind) {
+      case 'usage':
+        return answer({ id: request.id, usage });
+      case 'reset-usage':
+        resetUsage();
+        return answer({ id: request.id });
+      case 'stop':
+        await workers.stop();
+        sqs.destroy();
+        disposeContext(context);
+        return answer({ id: request.id });
+    }
+  });
+  port.postMessage({ ready: true } satisfies Reply);
+}
+
+if (!isMainThread && parentPort && (workerData as ThreadSettings | undefined)?.fogbridgeWorkersThread) {
+  void runThread(parentPort, workerData as ThreadSettings);
+}
