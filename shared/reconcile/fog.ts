@@ -1,12 +1,20 @@
 import { config } from '../context.js';
 import { agentDistributionTokens } from '../domain/distribution.js';
+import { natsArtefacts } from '../domain/nats-conf.js';
 import { DEFAULT_ROUTER } from '../domain/placement.js';
+import {
+  agentCertificateToken,
+  FLEET_CAS,
+  routerLocalServerCertificate,
+  routerSiteServerCertificate,
+} from '../domain/router-site.js';
 import { countOperation, timeStep, usage } from '../metrics/usage.js';
 import type { FogReconcileMessage } from '../queue/messages.js';
 import { type AgentRow, replaceAgentRow } from '../store/agents.js';
 import { forgetApplied, getApplied } from '../store/applied.js';
 import { raiseChangeFlag } from '../store/changes.js';
 import { batchGetItems, keys } from '../store/client.js';
+import { SYSTEM_ACCOUNT } from '../store/nats-identities.js';
 import {
   type DefaultRouterRow,
   deleteRouterConfig,
@@ -17,6 +25,7 @@ import {
   serviceEntryKeys,
 } from '../store/routers.js';
 import type { ServiceRow } from '../store/services.js';
+import { withReadSnapshot } from '../store/snapshot.js';
 import { syncTokenIndex } from '../store/token-index.js';
 import { NATS_HUB_KEY, reconcileNats } from './nats.js';
 import { reconcileNatsHub } from './nats-hub.js';
@@ -55,6 +64,24 @@ async function reconcileFogCounted(message: FogReconcileMessage): Promise<void> 
     await markRouterRequestsCompleted(routerKey, coveredUpTo);
     return;
   }
+  const converge = () => convergeRouterAndFabric(message, agent, defaultRouter, fabric);
+  // The agent's own part reads some twenty items (certificates and their CAs, NATS identities and
+  // mounts, statuses): one batch read up front answers them all.
+  await (agent && fabric ? withReadSnapshot(fabricReadKeys(agent), converge) : converge());
+  await markRouterRequestsCompleted(routerKey, coveredUpTo, fabric);
+  if (agent && agent.observedGeneration < agent.generation) {
+    await replaceAgentRow({ ...agent, observedGeneration: agent.generation }, agent);
+  }
+}
+
+/** The router's computation, and for an agent change the agent's own part around it. */
+async function convergeRouterAndFabric(
+  message: FogReconcileMessage,
+  agent: AgentRow | undefined,
+  defaultRouter: DefaultRouterRow | undefined,
+  fabric: boolean,
+): Promise<void> {
+  const { routerKey } = message;
   let routerWaits: string | null = null;
   if (agent && fabric) {
     await syncAgentTokenIndex(agent);
@@ -68,10 +95,44 @@ async function reconcileFogCounted(message: FogReconcileMessage): Promise<void> 
   );
   if (message.raise && agent && result.managed && !result.written) await tellAgent(agent);
   if (fabric) await reconcileAgentNats(routerKey, agent, routerWaits);
-  await markRouterRequestsCompleted(routerKey, coveredUpTo, fabric);
-  if (agent && agent.observedGeneration < agent.generation) {
-    await replaceAgentRow({ ...agent, observedGeneration: agent.generation }, agent);
-  }
+}
+
+/**
+ * Every item the agent's own part reads by key: the fleet CAs and the agent's certificates, its NATS
+ * instance, identities and mounts (under either NATS role, absent ones included), its applied record
+ * and platform status.
+ */
+function fabricReadKeys(agent: AgentRow): { PK: string; SK: string }[] {
+  const token = agentCertificateToken(agent.name);
+  const nats = (['server', 'leaf'] as const).map((role) => natsArtefacts(token, role));
+  const certificates = [
+    ...FLEET_CAS,
+    routerSiteServerCertificate(token),
+    routerLocalServerCertificate(token),
+    nats[0]!.serverCertificate,
+    nats[0]!.mqttCertificate,
+  ];
+  const mounts = [
+    ...new Set(
+      nats.flatMap((artefacts) => [
+        artefacts.configMount,
+        artefacts.jwtMount,
+        artefacts.jetstreamKey,
+        artefacts.credsMount,
+      ]),
+    ),
+  ];
+  return [
+    keys.applied(`AGENT#${agent.uuid}`),
+    keys.platformStatus(agent.uuid),
+    keys.natsHub(),
+    keys.natsOperator(),
+    keys.natsAccount(SYSTEM_ACCOUNT),
+    keys.natsInstance(agent.uuid),
+    ...nats.map((artefacts) => keys.natsUser(SYSTEM_ACCOUNT, artefacts.user)),
+    ...certificates.map((name) => keys.certificate(name)),
+    ...mounts.map((name) => keys.mount(name)),
+  ];
 }
 
 /**

@@ -5,6 +5,9 @@ import { newOperator, newSystemAccount, newUser, type SignedIdentity } from '../
 import { openSecret, sealSecret } from '../secrets.js';
 import { conditionalWrite, documentClient, getItem, keys, tableName } from './client.js';
 
+/** The system account's name, under which every NATS identity fogbridge issues is stored. */
+export const SYSTEM_ACCOUNT = 'SYS';
+
 /**
  * The NATS operator, the system account and its users, each created once and then stable (a lost race
  * to create one reads the winner's, so two concurrent first calls never make two operators). Seeds are
@@ -69,7 +72,7 @@ export function ensureNatsOperator(): Promise<NatsIdentity> {
 /** The system account `SYS`, signed by the operator. */
 export async function ensureSystemAccount(): Promise<NatsIdentity> {
   const operator = await ensureNatsOperator();
-  return ensureIdentity(keys.natsAccount('SYS'), 'SYS', () => newSystemAccount(operator.seed));
+  return ensureIdentity(keys.natsAccount(SYSTEM_ACCOUNT), 'SYS', () => newSystemAccount(operator.seed));
 }
 
 /** A user of the system account: `admin-hub`, `admin-server-<agent>`, `admin-leaf-<agent>`. */
@@ -78,11 +81,15 @@ export async function ensureSystemUser(
   connectionTypes: readonly string[],
 ): Promise<NatsIdentity> {
   const account = await ensureSystemAccount();
-  return ensureIdentity(keys.natsUser('SYS', name), name, () => newUser(name, account.seed, connectionTypes));
+  return ensureIdentity(keys.natsUser(SYSTEM_ACCOUNT, name), name, () =>
+    newUser(name, account.seed, connectionTypes),
+  );
 }
 
 export async function deleteSystemUser(name: string): Promise<void> {
-  await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: keys.natsUser('SYS', name) }));
+  await documentClient().send(
+    new DeleteCommand({ TableName: tableName(), Key: keys.natsUser(SYSTEM_ACCOUNT, name) }),
+  );
 }
 
 /** The creds file of a user, byte for byte as `nats` tooling writes it. */

@@ -1,4 +1,4 @@
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import {
   DeleteMessageCommand,
@@ -29,6 +29,7 @@ import type * as QueryModule from '../../shared/store/query.js';
 import type * as RoutersModule from '../../shared/store/routers.js';
 import type * as ServicesModule from '../../shared/store/services.js';
 import type { ServiceRow } from '../../shared/store/services.js';
+import type * as SnapshotModule from '../../shared/store/snapshot.js';
 import { createTableInput } from '../../shared/store/table.js';
 
 export interface ContractSuiteOptions {
@@ -149,6 +150,7 @@ export function defineContractSuite(
     let publishers: typeof PublishersModule;
     let applied: typeof AppliedModule;
     let secrets: typeof SecretsModule;
+    let snapshot: typeof SnapshotModule;
 
     beforeAll(async () => {
       running = await backend();
@@ -208,6 +210,7 @@ export function defineContractSuite(
         publishers,
         applied,
         secrets,
+        snapshot,
       ] = await Promise.all([
         import('../../shared/store/client.js'),
         import('../../shared/store/query.js'),
@@ -222,6 +225,7 @@ export function defineContractSuite(
         import('../../shared/queue/publishers.js'),
         import('../../shared/store/applied.js'),
         import('../../shared/secrets.js'),
+        import('../../shared/store/snapshot.js'),
       ]);
     }, 600_000);
 
@@ -1040,6 +1044,93 @@ export function defineContractSuite(
           .documentClient()
           .send(new GetCommand({ TableName: TABLE, Key: client.keys.applied('SVC#sets-remove') }));
         expect(Item).toBeUndefined();
+      });
+    });
+
+    describeStore('read snapshot', () => {
+      const itemKey = (name: string) => ({ PK: `SNAP#${name}`, SK: 'SNAP' });
+      const read = async (name: string) =>
+        (
+          await client
+            .documentClient()
+            .send(new GetCommand({ TableName: TABLE, Key: itemKey(name), ConsistentRead: true }))
+        ).Item;
+      /** A write by another writer: a client of its own, outside any snapshot. */
+      const writeElsewhere = async (name: string, value: string) => {
+        const other = new DynamoDBClient({
+          region: REGION,
+          endpoint: running!.dynamodbEndpoint,
+          credentials: CREDENTIALS,
+        });
+        await other.send(
+          new PutItemCommand({
+            TableName: TABLE,
+            Item: { PK: { S: `SNAP#${name}` }, SK: { S: 'SNAP' }, value: { S: value } },
+          }),
+        );
+        other.destroy();
+      };
+
+      it('answers reads of the keys it read up front from that read, and reads any other key from the store', async () => {
+        // Prepare
+        await writeElsewhere('held', 'before');
+        await writeElsewhere('other', 'before');
+
+        // Act
+        const seen = await snapshot.withReadSnapshot([itemKey('held'), itemKey('absent')], async () => {
+          await writeElsewhere('held', 'after');
+          await writeElsewhere('absent', 'after');
+          await writeElsewhere('other', 'after');
+          return { held: await read('held'), absent: await read('absent'), other: await read('other') };
+        });
+
+        // Assess
+        expect(seen).toEqual({
+          held: { ...itemKey('held'), value: 'before' },
+          absent: undefined,
+          other: { ...itemKey('other'), value: 'after' },
+        });
+        expect(await read('held')).toEqual({ ...itemKey('held'), value: 'after' });
+      });
+
+      it('reads back its own put, re-reads after an update, and after a lost conditional create reads the winner', async () => {
+        // Prepare
+        await writeElsewhere('updated', 'v1');
+
+        // Act
+        const seen = await snapshot.withReadSnapshot(
+          [itemKey('put'), itemKey('updated'), itemKey('contested')],
+          async () => {
+            await client.putNewItem({ ...itemKey('put'), value: 'mine' }, 'taken');
+            await client.documentClient().send(
+              new UpdateCommand({
+                TableName: TABLE,
+                Key: itemKey('updated'),
+                UpdateExpression: 'SET #value = :value',
+                ExpressionAttributeNames: { '#value': 'value' },
+                ExpressionAttributeValues: { ':value': 'v2' },
+              }),
+            );
+            await writeElsewhere('contested', 'winner');
+            const lost = await client
+              .putNewItem({ ...itemKey('contested'), value: 'loser' }, 'taken')
+              .catch((error) => error);
+            return {
+              put: await read('put'),
+              updated: await read('updated'),
+              contested: await read('contested'),
+              lost: (lost as Error).name,
+            };
+          },
+        );
+
+        // Assess
+        expect(seen).toEqual({
+          put: { ...itemKey('put'), value: 'mine' },
+          updated: { ...itemKey('updated'), value: 'v2' },
+          contested: { ...itemKey('contested'), value: 'winner' },
+          lost: 'ConflictError',
+        });
       });
     });
 
