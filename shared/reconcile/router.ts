@@ -52,6 +52,7 @@ import {
   serviceEntryKeys,
 } from '../store/routers.js';
 import { getServiceRow, listServicesByHub, listServicesBySite, type ServiceRow } from '../store/services.js';
+import { outsideReadSnapshot } from '../store/snapshot.js';
 
 export interface RouterReconcileResult {
   routerKey: string;
@@ -238,7 +239,7 @@ export async function reconcileRouterForService(
     // The row this was computed from may have changed while it was written (another writer of this
     // router saw the newer row, found nothing to do, and finished first): what was written stands only
     // if the row read now wants the same.
-    const fresh = await getServiceRow(serviceName);
+    const fresh = await outsideReadSnapshot(() => getServiceRow(serviceName));
     const wanted = fresh ? storedEntriesFor(router, fresh, await backendOf(router, fresh, {})) : {};
     if (canonicalJson(wanted) === canonicalJson(expected)) return result;
     if (round >= 20)

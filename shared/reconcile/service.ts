@@ -49,6 +49,7 @@ import {
   replaceServiceRow,
   type ServiceRow,
 } from '../store/services.js';
+import { withReadSnapshot } from '../store/snapshot.js';
 import { syncTokenIndex } from '../store/token-index.js';
 import { reconcileRouterForService, type ServiceEntriesResult } from './router.js';
 
@@ -82,6 +83,14 @@ export function reconcileService(message: ServiceReconcileMessage): Promise<void
 
 async function reconcileServiceCounted(message: ServiceReconcileMessage): Promise<void> {
   faultPoint('service:start', message.name);
+  // The row, the default router and what was applied, in one batch read.
+  await withReadSnapshot(
+    [keys.service(message.name), keys.defaultRouter(), keys.applied(`SVC#${message.name}`)],
+    () => reconcileFromRow(message),
+  );
+}
+
+async function reconcileFromRow(message: ServiceReconcileMessage): Promise<void> {
   const row = await getServiceRow(message.name);
   if (!row) return;
   if (message.generation <= row.observedGeneration && row.observedGeneration >= row.generation) return;

@@ -36,6 +36,11 @@ export async function withReadSnapshot<T>(
   });
 }
 
+/** Runs `work` reading the store itself even inside a snapshot: a re-check that must see other writers. */
+export function outsideReadSnapshot<T>(work: () => Promise<T>): Promise<T> {
+  return snapshotScope.exit(work);
+}
+
 type Handler = (args: { input: object }) => Promise<{ output: object; response: unknown }>;
 
 /**
