@@ -1,3 +1,5 @@
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../../shared/config.js';
@@ -31,6 +33,9 @@ interface ThreadSettings {
   /** The configuration, with the deny list as its source text (a BlockList does not cross threads). */
   config: Omit<Config, 'deniedResourceAddresses'> & { deniedResourceAddresses: string };
 }
+
+/** How much lower than the API the workers thread runs (a nice value; 19 is the lowest). */
+const WORKERS_NICENESS = 10;
 
 type Request = { id: number; kind: 'usage' | 'reset-usage' | 'stop' };
 type Reply = { id: number; usage?: Usage } | { ready: true } | { failed: string };
@@ -90,6 +95,7 @@ export async function startWorkersThread(config: Config, workers: WorkerSettings
 }
 
 async function runThread(port: NonNullable<typeof parentPort>, settings: ThreadSettings): Promise<void> {
+  yieldToTheApi();
   const config: Config = {
     ...settings.config,
     deniedResourceAddresses: parseAddressDenyList(settings.config.deniedResourceAddresses),
@@ -129,6 +135,21 @@ async function runThread(port: NonNullable<typeof parentPort>, settings: ThreadS
     }
   });
   port.postMessage({ ready: true } satisfies Reply);
+}
+
+/**
+ * Lowers this thread's scheduling priority (Linux: a thread has a nice value of its own, set through
+ * its thread id): when every core is busy, answering the API goes first and the reconciles take what is
+ * left, as they would on instances of their own in AWS. Elsewhere the thread keeps the process's
+ * priority.
+ */
+function yieldToTheApi(): void {
+  try {
+    const threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(threadId) && threadId > 0) setPriority(threadId, WORKERS_NICENESS);
+  } catch {
+    // Not Linux, or not permitted: the same priority as the API.
+  }
 }
 
 if (!isMainThread && parentPort && (workerData as ThreadSettings | undefined)?.fogbridgeWorkersThread) {
