@@ -21,7 +21,7 @@ import {
 import { enqueueFogReconciles } from '../queue/publishers.js';
 import { type AgentRow, listAgentRows } from '../store/agents.js';
 import { deleteCertificate, getCertificate } from '../store/certificates.js';
-import { raiseChangeFlag, raiseChangeFlagAt } from '../store/changes.js';
+import { type ChangeFlag, raiseChangeFlags } from '../store/changes.js';
 import { deleteMount, getMount, mountData, putMountIfChanged } from '../store/mounts.js';
 import {
   deleteNatsInstance,
@@ -321,12 +321,19 @@ async function deliver(
   next: NatsInstanceRow,
   filesChanged: boolean,
 ): Promise<void> {
-  if (filesChanged) await raiseChangeFlag(agentUuid, 'volumeMounts');
   const specChanged = previous?.specHash !== next.specHash || previous.role !== next.role;
+  // The agent re-reads its mounts when a file changed, and its microservices (a rebuild of a running
+  // NATS process, stamped in the instance) when its spec or a file did.
+  const listChanged = specChanged || (previous !== undefined && filesChanged);
+  const flags: ChangeFlag[] = [
+    ...(filesChanged ? (['volumeMounts'] as const) : []),
+    ...(listChanged ? (['microserviceList'] as const) : []),
+  ];
   let rebuildSeq = previous?.rebuildSeq ?? 0;
-  if (previous && (filesChanged || specChanged))
-    rebuildSeq = await raiseChangeFlagAt(agentUuid, 'microserviceList');
-  else if (specChanged) await raiseChangeFlag(agentUuid, 'microserviceList');
+  if (flags.length > 0) {
+    const stamp = await raiseChangeFlags(agentUuid, flags);
+    if (previous && listChanged) rebuildSeq = stamp;
+  }
   const row = { ...next, rebuildSeq };
   const same =
     previous &&
@@ -358,8 +365,7 @@ async function removeNatsInstance(instance: NatsInstanceRow, agentExists: boolea
   for (const name of instance.certificates) await deleteOwnedCertificate(name, instance.agentUuid);
   await deleteNatsInstance(instance.agentUuid);
   if (agentExists) {
-    await raiseChangeFlag(instance.agentUuid, 'microserviceList');
-    await raiseChangeFlag(instance.agentUuid, 'volumeMounts');
+    await raiseChangeFlags(instance.agentUuid, ['microserviceList', 'volumeMounts']);
   }
 }
 

@@ -12,7 +12,7 @@ import {
   replaceCertificate,
   selfSignedCertificateAuthorityRow,
 } from '../store/certificates.js';
-import { raiseChangeFlag } from '../store/changes.js';
+import { raiseChangeFlags } from '../store/changes.js';
 import { getPlatformStatus, putPlatformStatus } from '../store/platform.js';
 import type { DefaultRouterRow } from '../store/routers.js';
 
@@ -48,8 +48,7 @@ export async function reconcilePlatform(
     if (ca && (await ensureCertificate(spec, ca, agent.uuid))) changed = true;
   }
   if (changed) {
-    await raiseChangeFlag(agent.uuid, 'volumeMounts');
-    await raiseChangeFlag(agent.uuid, 'microserviceList');
+    await raiseChangeFlags(agent.uuid, ['volumeMounts', 'microserviceList']);
   }
   return waitingFor.length === 0
     ? null

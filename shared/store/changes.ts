@@ -29,18 +29,23 @@ export type ChangeFlag = (typeof CHANGE_FLAGS)[number];
  * so a change written while the agent was reading is never acknowledged away.
  */
 export async function raiseChangeFlag(agentUuid: string, flag: ChangeFlag): Promise<void> {
-  await raiseChangeFlagAt(agentUuid, flag);
+  await raiseChangeFlags(agentUuid, [flag]);
 }
 
-/** Raises a flag and returns the stamp it took (a rebuild holds while it is above the acknowledgement). */
-export async function raiseChangeFlagAt(agentUuid: string, flag: ChangeFlag): Promise<number> {
+/**
+ * Raises several flags in one write, all stamped with the same next number, and returns that stamp (a
+ * rebuild holds while it is above the acknowledgement).
+ */
+export async function raiseChangeFlags(agentUuid: string, flags: readonly ChangeFlag[]): Promise<number> {
+  const stamps = flags.map((_, index) => `#flag${index} = if_not_exists(changeSeq, :zero) + :one`);
   const { Attributes } = await documentClient().send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.changes(agentUuid),
-      UpdateExpression:
-        'SET changeSeq = if_not_exists(changeSeq, :zero) + :one, #flag = if_not_exists(changeSeq, :zero) + :one, updatedAt = :now',
-      ExpressionAttributeNames: { '#flag': `seq_${flag}` },
+      UpdateExpression: `SET changeSeq = if_not_exists(changeSeq, :zero) + :one, ${stamps.join(', ')}, updatedAt = :now`,
+      ExpressionAttributeNames: Object.fromEntries(
+        flags.map((flag, index) => [`#flag${index}`, `seq_${flag}`]),
+      ),
       ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':now': new Date().toISOString() },
       ReturnValues: 'UPDATED_NEW',
     }),

@@ -91,6 +91,9 @@ async function userToken(
   return token.sign(key);
 }
 
+/** The suite's provisioning key lifetime. */
+const PROVISIONING_KEY_TTL_SECONDS = 5;
+
 /** USER_TOKEN_MAX_LIFETIME_SECONDS by default: seven days. */
 const USER_TOKEN_MAX_LIFETIME = 7 * 24 * 3600;
 
@@ -122,7 +125,7 @@ async function issueKey(uuid: string): Promise<ProvisioningKey> {
   return response.body;
 }
 
-/** Issues a key and provisions with it at once (the suite runs with a 1 s key lifetime). */
+/** Issues a key and provisions with it at once (the suite runs with a 5 s key lifetime). */
 async function provisionedAgent(uuid: string): Promise<{ agent: ScriptedAgent; privateKey: KeyObject }> {
   const agent = new ScriptedAgent(t.runtime.url);
   const { key } = await issueKey(uuid);
@@ -144,7 +147,8 @@ async function agentToken(
 const asAgent = (token: string) => new ApiClient(t.runtime.url, token);
 
 beforeAll(async () => {
-  t = await startTestRuntime({ env: { PROVISIONING_KEY_TTL_SECONDS: '1' } });
+  // Keys live 5 s: long enough to provision with at once on a loaded machine, short enough to wait out.
+  t = await startTestRuntime({ env: { PROVISIONING_KEY_TTL_SECONDS: String(PROVISIONING_KEY_TTL_SECONDS) } });
   api = t.api;
   anonymous = new ApiClient(t.runtime.url);
   secrets.push({ label: 'admin token', value: t.runtime.adminToken! });
@@ -652,9 +656,9 @@ describe('provisioning', () => {
   });
 
   it('an expired key: 401, and it is consumed (404 afterwards)', async () => {
-    // Prepare: the suite's keys live 1 s
+    // Prepare: wait out the suite's key lifetime
     const { key } = await issueKey(uuids.c);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await new Promise((resolve) => setTimeout(resolve, PROVISIONING_KEY_TTL_SECONDS * 1000 + 500));
     const before = await snapshot();
 
     // Act
@@ -868,7 +872,7 @@ describe('the runtime output at DEBUG level', () => {
 
   it('never prints a provisioning key, a private key or a token; the admin token exactly once', async () => {
     // Prepare: this process's environment already points at the in-process runtime's identity provider
-    // and 1 s provisioning keys; the child gets its own local key and the default key lifetime.
+    // and 5 s provisioning keys; the child gets its own local key and the default key lifetime.
     const dir = mkdtempSync(join(tmpdir(), 'fogbridge-security-'));
     dataDir = dir;
     child = await spawnRuntime(dir, {

@@ -930,6 +930,28 @@ export function defineContractSuite(
         expect(afterAck.lastUpdated).toBe(2);
       });
 
+      it('raises several flags in one write under one stamp, which an acknowledgement of it clears', async () => {
+        // Prepare
+        const agent = 'agent-flags-together';
+        await changes.raiseChangeFlag(agent, 'routerChanged');
+
+        // Act
+        const stamp = await changes.raiseChangeFlags(agent, ['volumeMounts', 'microserviceList']);
+        const raised = await changes.readChangeFlags(agent);
+        const acked = await changes.acknowledgeChanges(agent, stamp);
+        const afterAck = await changes.readChangeFlags(agent);
+
+        // Assess
+        expect(stamp).toBe(2);
+        expect(raised.lastUpdated).toBe(2);
+        expect(raised.flags.volumeMounts).toBe(true);
+        expect(raised.flags.microserviceList).toBe(true);
+        expect(raised.flags.routerChanged).toBe(true);
+        expect(raised.flags.microserviceConfig).toBe(false);
+        expect(acked).toBe(true);
+        expect(Object.values(afterAck.flags).some(Boolean)).toBe(false);
+      });
+
       it('counts every one of N concurrent raises and never moves an acknowledgement back', async () => {
         // Prepare
         const agent = 'agent-burst';
