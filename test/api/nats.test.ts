@@ -190,7 +190,13 @@ describe("an agent's NATS process through mode changes and removal", () => {
     const key = await api.get<{ key: string }>(`/api/v3/iofog/${hubUuid}/provisioning-key`);
     hubEdgelet = new ScriptedAgent(t.runtime.url);
     await hubEdgelet.provision(key.body.key, 1);
-    await hubEdgelet.poll();
+    // The hub's NATS process exists once its fabric is made (background work, slower on a busy machine).
+    await expect
+      .poll(async () => {
+        await hubEdgelet.poll();
+        return hubEdgelet.microservices.some((microservice) => microservice.isNats);
+      }, poll)
+      .toBe(true);
   });
 
   it('re-renders the hub with the cluster template when a second server arrives, and asks it to rebuild once', async () => {
