@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintUserToken } from '../../infra/local/auth.js';
 import { createAgent, HUB } from '../fixtures/world.js';
-import { ApiClient } from '../support/client.js';
+import { ApiClient, eventually } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { ScriptedAgent } from '../support/scripted-agent.js';
 
@@ -191,12 +191,10 @@ describe("an agent's NATS process through mode changes and removal", () => {
     hubEdgelet = new ScriptedAgent(t.runtime.url);
     await hubEdgelet.provision(key.body.key, 1);
     // The hub's NATS process exists once its fabric is made (background work, slower on a busy machine).
-    await expect
-      .poll(async () => {
-        await hubEdgelet.poll();
-        return hubEdgelet.microservices.some((microservice) => microservice.isNats);
-      }, poll)
-      .toBe(true);
+    await eventually(async () => {
+      await hubEdgelet.poll();
+      return hubEdgelet.microservices.some((microservice) => microservice.isNats) ? true : undefined;
+    }, "the hub's NATS microservice");
   });
 
   it('re-renders the hub with the cluster template when a second server arrives, and asks it to rebuild once', async () => {
