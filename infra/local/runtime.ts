@@ -62,7 +62,7 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /**
  * The whole product in one process: dynalite (persisted under the data folder) and fauxqs stand in for
- * DynamoDB and SQS in a worker thread of their own, the real API handlers sit behind an API Gateway v2
+ * DynamoDB and SQS, each in a worker thread of its own, the real API handlers sit behind an API Gateway v2
  * adapter, and SQS pollers drive the real worker handlers with Lambda's batch semantics (in the API's
  * thread, or with `workersThread` in a third thread). Every invocation runs in this runtime's
  * own context (configuration and clients), so several runtimes can share one process.
