@@ -5,7 +5,7 @@ import tls from 'node:tls';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutConnector, checkoutListener, checkoutYaml } from '../fixtures/seed-000.js';
-import { createHub, createSeedBackend, HUB } from '../fixtures/world.js';
+import { createHub, createSeedBackend, fabricSettled, HUB } from '../fixtures/world.js';
 import { type ApiClient, eventually } from '../support/client.js';
 import { type GoType, goUnmarshal } from '../support/go-json.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
@@ -239,6 +239,9 @@ beforeAll(async () => {
     async () => ((await pulled(hub)).config.listeners?.[`${hubUuid}-edge`] ? true : undefined),
     "the hub's edge listener",
   );
+  // The agents' NATS files come after their routers' (the same reconcile, later): a test that compares
+  // an agent's mounts before and after must start from the finished set.
+  await fabricSettled(api);
 }, 120_000);
 
 afterAll(async () => {
