@@ -123,19 +123,40 @@ export class Observer {
    * holds the change (the config is composed when it is read).
    */
   async changeStamps(agentUuids: readonly string[]): Promise<Map<string, number>> {
-    const found = new Map<string, number>();
-    for (let i = 0; i < agentUuids.length; i += 100) {
+    const items = await this.batchRead(
+      'CHANGES#',
+      'CHANGES',
+      agentUuids,
+      'PK, seq_microserviceConfig',
+      false,
+    );
+    return new Map([...items].map(([uuid, item]) => [uuid, Number(item.seq_microserviceConfig ?? 0)]));
+  }
+
+  /**
+   * The items `<prefix><id>` / `sk` of many ids (BatchGetItem, 100 keys a call, one call at a time,
+   * following unprocessed keys), by id; absent items are missing from the map.
+   */
+  private async batchRead(
+    prefix: string,
+    sk: string,
+    ids: readonly string[],
+    projection: string,
+    consistent: boolean,
+  ): Promise<Map<string, Record<string, unknown>>> {
+    const found = new Map<string, Record<string, unknown>>();
+    for (let i = 0; i < ids.length; i += 100) {
       let request: Record<string, unknown> | undefined = {
         [this.table]: {
-          Keys: agentUuids.slice(i, i + 100).map((uuid) => ({ PK: `CHANGES#${uuid}`, SK: 'CHANGES' })),
-          ProjectionExpression: 'PK, seq_microserviceConfig',
+          Keys: ids.slice(i, i + 100).map((id) => ({ PK: `${prefix}${id}`, SK: sk })),
+          ProjectionExpression: projection,
+          ConsistentRead: consistent,
         },
       };
       while (request && Object.keys(request).length > 0) {
         const page = await this.db.send(new BatchGetCommand({ RequestItems: request as never }));
-        for (const item of page.Responses?.[this.table] ?? []) {
-          found.set(String(item.PK).slice('CHANGES#'.length), Number(item.seq_microserviceConfig ?? 0));
-        }
+        for (const item of page.Responses?.[this.table] ?? [])
+          found.set(String(item.PK).slice(prefix.length), item);
         request = page.UnprocessedKeys as Record<string, unknown> | undefined;
       }
     }
@@ -194,27 +215,13 @@ export class Observer {
   async routerRequests(
     routerKeys: readonly string[],
   ): Promise<Map<string, { requested: number; completed: number }>> {
-    const found = new Map<string, { requested: number; completed: number }>();
-    for (let i = 0; i < routerKeys.length; i += 100) {
-      let request: Record<string, unknown> | undefined = {
-        [this.table]: {
-          Keys: routerKeys.slice(i, i + 100).map((key) => ({ PK: `ROUTERREQ#${key}`, SK: 'REQ' })),
-          ProjectionExpression: 'PK, requested, completed',
-          ConsistentRead: true,
-        },
-      };
-      while (request && Object.keys(request).length > 0) {
-        const page = await this.db.send(new BatchGetCommand({ RequestItems: request as never }));
-        for (const item of page.Responses?.[this.table] ?? []) {
-          found.set(String(item.PK).slice('ROUTERREQ#'.length), {
-            requested: Number(item.requested ?? 0),
-            completed: Number(item.completed ?? 0),
-          });
-        }
-        request = page.UnprocessedKeys as Record<string, unknown> | undefined;
-      }
-    }
-    return found;
+    const items = await this.batchRead('ROUTERREQ#', 'REQ', routerKeys, 'PK, requested, completed', true);
+    return new Map(
+      [...items].map(([key, item]) => [
+        key,
+        { requested: Number(item.requested ?? 0), completed: Number(item.completed ?? 0) },
+      ]),
+    );
   }
 }
 
