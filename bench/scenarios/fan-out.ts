@@ -2,6 +2,7 @@ import type { ApiClient } from '../../test/support/client.js';
 import {
   callsPerOperation,
   createAgentsTaggedAll,
+  fogCallsWithBatchReads,
   type Observer,
   percentile,
   type RuntimeControl,
@@ -41,8 +42,7 @@ export async function runFanOut(
   });
   if (created.status !== 201) throw new Error(`S2 create: ${created.status} ${created.text}`);
   // Watched with batched reads every 500 ms, so the watching does not slow what it watches.
-  await waitForAllTold(observer, agents, before);
-  const listenerEverywhereMs = Date.now() - started;
+  const told = await waitForAllTold(observer, agents, before, started);
   const sample = await sampledListeners(api, agents);
   if (!sample.every((listeners) => listeners.includes('s2-fanout-listener')))
     throw new Error('S2: an agent told of the new service does not hold its listener');
@@ -53,20 +53,23 @@ export async function runFanOut(
   const tagStarted = Date.now();
   const patched = await api.patch('/api/v3/services/s2-fanout', { tags: ['fanout', 'renamed'] });
   if (patched.status !== 204) throw new Error(`S2 patch: ${patched.status} ${patched.text}`);
-  await waitForAllTold(observer, agents, beforeTag);
-  const tagChangeMs = Date.now() - tagStarted;
+  const toldOfTag = await waitForAllTold(observer, agents, beforeTag, tagStarted);
   const tagUsage = await control.usage();
   const drift = await measureDriftCycle(settings.agents, control);
   const createCalls = callsPerOperation(createUsage)['fog reconcile'];
+  const createWithBatch = fogCallsWithBatchReads(createUsage);
   const result = {
     agents: settings.agents,
-    listenerOnEveryAgentMs: listenerEverywhereMs,
+    listenerOnEveryAgentMs: told.seenMs,
+    agentsToldMs: { p50: told.toldP50Ms, last: told.toldLastMs },
     fogReconcilesForCreate: createUsage.routerReconciles,
     readUnitsPerFogReconcileOnCreate: round2(
       createUsage.dynamodbReadUnits / Math.max(1, createUsage.routerReconciles),
     ),
     callsPerFogReconcileOnCreate: createCalls,
-    tagChangeConvergedMs: tagChangeMs,
+    callsPerFogReconcileWithBatchReadsOnCreate: createWithBatch,
+    tagChangeConvergedMs: toldOfTag.seenMs,
+    agentsToldOfTagMs: { p50: toldOfTag.toldP50Ms, last: toldOfTag.toldLastMs },
     fogReconcilesForTagChange: tagUsage.routerReconciles,
     readUnitsPerFogReconcileOnTagChange: round2(
       tagUsage.dynamodbReadUnits / Math.max(1, tagUsage.routerReconciles),
@@ -76,13 +79,16 @@ export async function runFanOut(
   console.log('\nS2 fan-out');
   console.table({
     'agents tagged all': settings.agents,
-    'new service on every agent (ms)': result.listenerOnEveryAgentMs,
+    'new service on every agent, seen by the observer (ms)': result.listenerOnEveryAgentMs,
+    "agents told, by their flags' write times (ms; p50 / last)": `${told.toldP50Ms} / ${told.toldLastMs}`,
     'fog reconciles (create)': result.fogReconcilesForCreate,
     'DynamoDB RCU per fog reconcile (create)': result.readUnitsPerFogReconcileOnCreate,
     'store/queue calls per fog reconcile (create; mean / max)': createCalls
       ? `${createCalls.mean} / ${createCalls.max}`
       : 'none',
-    'tag change on every agent (ms)': result.tagChangeConvergedMs,
+    'batch reads for those fog reconciles; calls per fog reconcile with its share': `${createWithBatch.batchReads}; ${createWithBatch.perReconcile}`,
+    'tag change on every agent, seen by the observer (ms)': result.tagChangeConvergedMs,
+    'agents told of the tag change (ms; p50 / last)': `${toldOfTag.toldP50Ms} / ${toldOfTag.toldLastMs}`,
     'fog reconciles (tag change)': result.fogReconcilesForTagChange,
     'DynamoDB RCU per fog reconcile (tag change)': result.readUnitsPerFogReconcileOnTagChange,
     [`drift check: sweeps for every agent (window ${drift.window})`]: drift.sweeps,
@@ -94,16 +100,29 @@ export async function runFanOut(
   return result;
 }
 
-/** Until every agent's change stamp is above the one seen before (batched reads, 500 ms apart). */
-export async function waitForAllTold(observer: Observer, agents: string[], before: Map<string, number>) {
+/**
+ * Until every agent's change stamp is above the one seen before (batched reads, 500 ms apart). Returns,
+ * counted from `started`, when the observer saw the last agent told and when the agents were told by
+ * the flags' own write times (median and last): the observer's look interval is not in those.
+ */
+export async function waitForAllTold(
+  observer: Observer,
+  agents: string[],
+  before: Map<string, { stamp: number }>,
+  started: number,
+): Promise<{ seenMs: number; toldP50Ms: number; toldLastMs: number }> {
+  let stamps = new Map<string, { stamp: number; toldAt: number }>();
   await waitFor(
     async () => {
-      const stamps = await observer.changeStamps(agents);
-      return agents.every((uuid) => (stamps.get(uuid) ?? 0) > (before.get(uuid) ?? 0));
+      stamps = await observer.changeStamps(agents);
+      return agents.every((uuid) => (stamps.get(uuid)?.stamp ?? 0) > (before.get(uuid)?.stamp ?? 0));
     },
     900_000,
     500,
   );
+  const seenMs = Date.now() - started;
+  const told = agents.map((uuid) => (stamps.get(uuid)?.toldAt ?? 0) - started);
+  return { seenMs, toldP50Ms: Math.round(percentile(told, 50)), toldLastMs: Math.max(...told) };
 }
 
 /** The listener names of ten agents spread over the fleet, read through the API as their routers get them. */

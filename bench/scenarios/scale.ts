@@ -3,6 +3,7 @@ import {
   callsPerOperation,
   createAgentsTaggedAll,
   externalServiceBody,
+  fogCallsWithBatchReads,
   type Observer,
   type RuntimeControl,
   sleep,
@@ -63,9 +64,11 @@ export async function runScale(
   const fanOutStarted = Date.now();
   const created = await api.post('/api/v3/services', externalServiceBody('s4-new'));
   if (created.status !== 201) throw new Error(`S4 new service: ${created.status} ${created.text}`);
-  await waitForAllTold(observer, agents, before);
-  const fanOutMs = Date.now() - fanOutStarted;
-  const fanOutUsage = callsPerOperation(await control.usage());
+  const told = await waitForAllTold(observer, agents, before, fanOutStarted);
+  const fanOutMs = told.seenMs;
+  const fanOutRaw = await control.usage();
+  const fanOutUsage = callsPerOperation(fanOutRaw);
+  const fanOutWithBatch = fogCallsWithBatchReads(fanOutRaw);
   const sample = await sampledListeners(api, agents);
 
   // What was lost, and what the store holds.
@@ -86,11 +89,13 @@ export async function runScale(
     servicesReadyMs,
     agentsReadyMs,
     newServiceOnEveryAgentMs: fanOutMs,
+    agentsToldMs: { p50: told.toldP50Ms, last: told.toldLastMs },
     sampledAgentListeners: sample.map((listeners) => listeners.length),
     lost,
     duplicatePorts: ports.length - new Set(ports).size,
     largestItem: largest,
     perOperation: { services: serviceUsage, agents: agentUsage, newService: fanOutUsage },
+    fogCallsWithBatchReadsOnNewService: fanOutWithBatch,
   };
   const show = (entry: { mean: number; max: number; readUnitsMean: number } | undefined) =>
     entry ? `${entry.mean} / ${entry.max} / ${entry.readUnitsMean}` : 'none';
@@ -99,7 +104,8 @@ export async function runScale(
     'services / agents tagged all': `${settings.scaleServices} / ${settings.scaleAgents}`,
     'services created / ready (ms)': `${createdMs} / ${servicesReadyMs}`,
     'agents provisioned (ms)': agentsReadyMs,
-    'new service on every agent (ms)': fanOutMs,
+    'new service on every agent, seen by the observer (ms)': fanOutMs,
+    "agents told, by their flags' write times (ms; p50 / last)": `${told.toldP50Ms} / ${told.toldLastMs}`,
     'listeners on sampled agents (via the API)': sample.map((listeners) => listeners.length).join(', '),
     'lost / duplicate ports': `${result.lost} / ${result.duplicatePorts}`,
     'largest item (bytes, key)': `${largest.bytes} (${largest.key})`,
@@ -109,6 +115,7 @@ export async function runScale(
     'calls mean / max / RCU per fog reconcile (agent set-up)': show(agentUsage['fog reconcile']),
     'calls mean / max / RCU per service reconcile (new service)': show(fanOutUsage['service reconcile']),
     'calls mean / max / RCU per fog reconcile (new service)': show(fanOutUsage['fog reconcile']),
+    'batch reads (new service); calls per fog reconcile with its share': `${fanOutWithBatch.batchReads}; ${fanOutWithBatch.perReconcile}`,
   });
   return result;
 }

@@ -15,6 +15,11 @@ export interface ReconcileWorkerOptions {
   concurrency: number;
   visibilityTimeoutSeconds: number;
   sweepIntervalMs: number;
+  /**
+   * `all`: both queues and the periodic sweep; `fog`: the fog queue only, another consumer of it (a
+   * fan-out to 1,000 routers is the one load that needs more than one thread).
+   */
+  role?: 'all' | 'fog';
 }
 
 /**
@@ -47,18 +52,29 @@ export async function startReconcileWorkers(
       visibilityTimeoutSeconds: options.visibilityTimeoutSeconds,
       onError,
     });
+  const everything = (options.role ?? 'all') === 'all';
   const pollers = [
-    await poll(queues.service, 'fogbridge-service-reconcile', inContext(serviceWorker.handler) as SqsHandler),
+    ...(everything
+      ? [
+          await poll(
+            queues.service,
+            'fogbridge-service-reconcile',
+            inContext(serviceWorker.handler) as SqsHandler,
+          ),
+        ]
+      : []),
     await poll(queues.fog, 'fogbridge-fog-reconcile', inContext(fogWorker.handler) as SqsHandler),
   ];
-  const sweepTimer = setInterval(() => {
-    runInContext(context, () =>
-      sweep({ full: false }).catch((error: unknown) =>
-        logger.error('sweep failed', { error: error as Error }),
-      ),
-    );
-  }, options.sweepIntervalMs);
-  sweepTimer.unref();
+  const sweepTimer = everything
+    ? setInterval(() => {
+        runInContext(context, () =>
+          sweep({ full: false }).catch((error: unknown) =>
+            logger.error('sweep failed', { error: error as Error }),
+          ),
+        );
+      }, options.sweepIntervalMs)
+    : undefined;
+  sweepTimer?.unref();
   return {
     stop: async () => {
       clearInterval(sweepTimer);

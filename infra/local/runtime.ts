@@ -21,7 +21,7 @@ import { startEmulatorsThread } from './emulators-thread.js';
 import { ensureQueues, type QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
 import { rebuildIndexEntries } from './reindex.js';
-import { startWorkersThread, type WorkersThread } from './workers-thread.js';
+import { startWorkersThreads, type WorkersThread } from './workers-thread.js';
 
 export interface LocalRuntimeOptions {
   /** The configuration to start from (`npm start`: the process environment); else built from `env`. */
@@ -57,6 +57,13 @@ export interface LocalRuntime {
   workersThread: WorkersThread | undefined;
   stop: () => Promise<void>;
 }
+
+/**
+ * Workers threads (`workersThread`): one with both queues and the sweep, one more consumer of the fog
+ * queue. A fan-out to 1,000 agents keeps one thread's event loop busy with the SDK's work per call;
+ * a second spreads it over the second core (S2: the last agent told in 3.0–3.3 s rather than 3.3–4.3 s).
+ */
+const WORKERS_THREADS = 2;
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
@@ -123,7 +130,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     visibilityTimeoutSeconds,
     sweepIntervalMs: options.sweepIntervalMs ?? base.local.sweepIntervalMs,
   };
-  const thread = options.workersThread ? await startWorkersThread(config, workerSettings) : undefined;
+  const thread = options.workersThread
+    ? await startWorkersThreads(config, workerSettings, WORKERS_THREADS)
+    : undefined;
   const workers = thread ?? (await startReconcileWorkers({ sqs, context, ...workerSettings }));
 
   const inContext =

@@ -5,7 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../../shared/config.js';
 import { createContext, disposeContext } from '../../shared/context.js';
 import { parseAddressDenyList } from '../../shared/domain/hosts.js';
-import { resetUsage, type Usage, usage } from '../../shared/metrics/usage.js';
+import { addUsage, resetUsage, type Usage, usage } from '../../shared/metrics/usage.js';
 import type { QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
 
@@ -26,6 +26,7 @@ export interface WorkerSettings {
   concurrency: number;
   visibilityTimeoutSeconds: number;
   sweepIntervalMs: number;
+  role?: 'all' | 'fog';
 }
 
 interface ThreadSettings {
@@ -40,7 +41,32 @@ const WORKERS_NICENESS = 10;
 type Request = { id: number; kind: 'usage' | 'reset-usage' | 'stop' };
 type Reply = { id: number; usage?: Usage } | { ready: true } | { failed: string };
 
-export async function startWorkersThread(config: Config, workers: WorkerSettings): Promise<WorkersThread> {
+/**
+ * `count` workers threads: the first runs both queues and the sweep, the others more consumers of the
+ * fog queue. Seen from the runtime as one (usage added up, stopped together).
+ */
+export async function startWorkersThreads(
+  config: Config,
+  workers: WorkerSettings,
+  count: number,
+): Promise<WorkersThread> {
+  const threads = await Promise.all(
+    Array.from({ length: Math.max(1, count) }, (_, index) =>
+      startWorkersThread(config, { ...workers, role: index === 0 ? 'all' : 'fog' }),
+    ),
+  );
+  return {
+    usage: async () => (await Promise.all(threads.map((thread) => thread.usage()))).reduce(addUsage),
+    resetUsage: async () => {
+      await Promise.all(threads.map((thread) => thread.resetUsage()));
+    },
+    stop: async () => {
+      await Promise.all(threads.map((thread) => thread.stop()));
+    },
+  };
+}
+
+async function startWorkersThread(config: Config, workers: WorkerSettings): Promise<WorkersThread> {
   const denied = config.deniedResourceAddresses;
   const settings: ThreadSettings = {
     fogbridgeWorkersThread: workers,

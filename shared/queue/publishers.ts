@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mapWithConcurrency } from '../concurrency.js';
 import { config } from '../context.js';
 import { documentClient, keys, tableName } from '../store/client.js';
 import { sqsClient } from './client.js';
@@ -80,15 +81,6 @@ export async function enqueueFogReconciles(
       );
     }
   });
-}
-
-/** Runs `work` over `items` with at most `limit` in flight; rejects with the first failure. */
-async function mapWithConcurrency<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  });
-  await Promise.all(lanes);
 }
 
 /**

@@ -4,6 +4,8 @@ import type { z } from 'zod';
 import { config } from '../context.js';
 import { parseWith } from '../domain/validation.js';
 import { logger } from '../log/logger.js';
+import { countOperation } from '../metrics/usage.js';
+import { withReadSnapshot } from '../store/snapshot.js';
 
 export interface FifoWorker<M> {
   /** The message shape on the queue. */
@@ -14,6 +16,14 @@ export interface FifoWorker<M> {
   describe: (message: M) => [string, Record<string, unknown>];
   /** Runs on the last delivery before the DLQ, so the reason is left where the user looks for it. */
   onLastDelivery?: (message: M, error: unknown) => Promise<void>;
+  /**
+   * The items the batch's records will read, read together before the first record runs (one batch
+   * read for the whole batch instead of one per record; see withReadSnapshot).
+   */
+  prefetch?: {
+    operation: string;
+    keys: (messages: readonly M[]) => { PK: string; SK: string }[];
+  };
 }
 
 /**
@@ -36,10 +46,39 @@ export function fifoWorker<M>(worker: FifoWorker<M>) {
       throw error;
     }
   };
-  return (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
-    processPartialResponse(event, processRecord, processor, {
-      context,
-      skipGroupOnError: true,
-      throwOnFullBatchFailure: false,
+  return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    const processAll = () =>
+      processPartialResponse(event, processRecord, processor, {
+        context,
+        skipGroupOnError: true,
+        throwOnFullBatchFailure: false,
+      });
+    const { prefetch } = worker;
+    if (!prefetch || event.Records.length < 2) return processAll();
+    const messages = event.Records.flatMap((record) => {
+      const parsed = worker.message.safeParse(safeJson(record.body));
+      return parsed.success ? [parsed.data] : [];
     });
+    const itemKeys = dedupeKeys(prefetch.keys(messages));
+    if (itemKeys.length === 0) return processAll();
+    // Counted as an operation of its own: each record's operation inside it counts its own calls.
+    return countOperation(prefetch.operation, () =>
+      withReadSnapshot(itemKeys, processAll, {
+        onReadFailed: (error) => logger.warn('batch read failed; records read for themselves', { error }),
+      }),
+    );
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function dedupeKeys(itemKeys: { PK: string; SK: string }[]): { PK: string; SK: string }[] {
+  const seen = new Map(itemKeys.map((key) => [`${key.PK}\u0000${key.SK}`, key]));
+  return [...seen.values()].slice(0, 100);
 }

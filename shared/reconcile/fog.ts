@@ -172,10 +172,11 @@ interface FogInputs {
  * the agent, the default router, and for a service fan-out the router's base item, the service's two
  * entries under it and the service row.
  */
-async function readFogInputs(routerKey: string, service: string | undefined): Promise<FogInputs> {
+/** The items a fog reconcile of `routerKey` reads first (for one service: that service's entries too). */
+function fogInputKeys(routerKey: string, service: string | undefined) {
   const isAgent = routerKey !== DEFAULT_ROUTER && routerKey !== NATS_HUB_KEY;
   const entryKeys = service ? serviceEntryKeys(routerKey, service) : undefined;
-  const wanted = {
+  return {
     requests: keys.routerRequests(routerKey),
     defaultRouter: keys.defaultRouter(),
     ...(isAgent ? { agent: keys.agent(routerKey) } : {}),
@@ -188,6 +189,18 @@ async function readFogInputs(routerKey: string, service: string | undefined): Pr
         }
       : {}),
   };
+}
+
+/**
+ * What the fog reconciles of a batch of messages read first, all of them: a fan-out's ten records share
+ * one batch read (the service and default router once) instead of one each.
+ */
+export function fogBatchReadKeys(messages: readonly FogReconcileMessage[]): { PK: string; SK: string }[] {
+  return messages.flatMap((message) => Object.values(fogInputKeys(message.routerKey, message.service)));
+}
+
+async function readFogInputs(routerKey: string, service: string | undefined): Promise<FogInputs> {
+  const wanted = fogInputKeys(routerKey, service);
   const names = Object.keys(wanted) as (keyof typeof wanted)[];
   const found = await batchGetItems<Record<string, unknown>>(names.map((name) => wanted[name]!));
   const item = <T>(name: keyof typeof wanted) => found.get(names.indexOf(name)) as T | undefined;

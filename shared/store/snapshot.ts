@@ -9,6 +9,8 @@ interface Snapshot {
   items: Map<string, StoredItem | null>;
   /** While the snapshot's own batch read runs, its answers fill `items`. */
   filling: boolean;
+  /** The snapshot this one was opened inside: a key it lacks is looked up there. */
+  parent: Snapshot | undefined;
 }
 
 const snapshotScope = new AsyncLocalStorage<Snapshot>();
@@ -27,13 +29,35 @@ const keyString = (key: StoredItem | undefined) => (key ? `${String(key.PK)}\u00
 export async function withReadSnapshot<T>(
   itemKeys: readonly { PK: string; SK: string }[],
   work: () => Promise<T>,
+  options: { onReadFailed?: (error: unknown) => void } = {},
 ): Promise<T> {
-  const snapshot: Snapshot = { items: new Map(), filling: true };
+  const snapshot: Snapshot = { items: new Map(), filling: true, parent: snapshotScope.getStore() };
   return snapshotScope.run(snapshot, async () => {
-    await batchGetItems(itemKeys);
+    try {
+      await batchGetItems(itemKeys);
+    } catch (error) {
+      // With `onReadFailed` the read is only an optimisation: `work` reads for itself instead.
+      if (!options.onReadFailed) throw error;
+      options.onReadFailed(error);
+      snapshot.items.clear();
+    }
     snapshot.filling = false;
     return work();
   });
+}
+
+/** The snapshots in force, innermost first. */
+function snapshotChain(innermost: Snapshot): Snapshot[] {
+  const chain: Snapshot[] = [];
+  for (let snapshot: Snapshot | undefined = innermost; snapshot; snapshot = snapshot.parent)
+    chain.push(snapshot);
+  return chain;
+}
+
+/** The item read for `key` by the innermost snapshot that read it (null: read and absent). */
+function lookUp(chain: readonly Snapshot[], key: string): StoredItem | null | undefined {
+  for (const snapshot of chain) if (snapshot.items.has(key)) return snapshot.items.get(key);
+  return undefined;
 }
 
 /** Runs `work` reading the store itself even inside a snapshot: a re-check that must see other writers. */
@@ -56,19 +80,36 @@ export function snapshotMiddleware(next: Handler, context: { commandName?: strin
       Item?: StoredItem;
       RequestItems?: Record<string, { Keys?: StoredItem[] }>;
     };
+    const chain = snapshotChain(snapshot);
     switch (context.commandName) {
       case 'BatchGetItemCommand': {
-        const result = await next(args);
-        if (snapshot.filling) fillSnapshot(snapshot, input.RequestItems, result.output);
-        return result;
+        if (snapshot.filling) {
+          const result = await next(args);
+          fillSnapshot(snapshot, input.RequestItems, result.output);
+          return result;
+        }
+        // Served whole from the snapshots when they read every key (a full consistent read of each).
+        const tables = Object.entries(input.RequestItems ?? {});
+        const requested = tables.flatMap(([, table]) => table.Keys ?? []).map(keyString);
+        const plain = tables.every(([, table]) => !('ProjectionExpression' in table));
+        if (!plain || requested.some((key) => lookUp(chain, key) === undefined)) return next(args);
+        const Responses = Object.fromEntries(
+          tables.map(([table, { Keys }]) => [
+            table,
+            (Keys ?? [])
+              .map((key) => lookUp(chain, keyString(key)))
+              .filter((item): item is StoredItem => !!item)
+              .map((item) => copyOf(item)),
+          ]),
+        );
+        return { output: { $metadata: {}, Responses, UnprocessedKeys: {} }, response: undefined };
       }
       case 'GetItemCommand': {
-        const key = keyString(input.Key);
-        if (!snapshot.items.has(key)) return next(args);
-        const item = snapshot.items.get(key);
+        const item = lookUp(chain, keyString(input.Key));
+        if (item === undefined) return next(args);
         // A copy: the caller may change what it was given.
         return {
-          output: { $metadata: {}, ...(item ? { Item: structuredClone(item) } : {}) },
+          output: { $metadata: {}, ...(item ? { Item: copyOf(item) } : {}) },
           response: undefined,
         };
       }
@@ -76,16 +117,48 @@ export function snapshotMiddleware(next: Handler, context: { commandName?: strin
       case 'UpdateItemCommand':
       case 'DeleteItemCommand': {
         const key = keyString(input.Key ?? input.Item);
-        if (!snapshot.items.has(key)) return next(args);
-        snapshot.items.delete(key);
+        const holders = chain.filter((held) => held.items.has(key));
+        if (holders.length === 0) return next(args);
+        for (const held of holders) held.items.delete(key);
         const result = await next(args);
-        if (context.commandName === 'PutItemCommand') snapshot.items.set(key, structuredClone(input.Item!));
+        if (context.commandName === 'PutItemCommand')
+          for (const held of holders) held.items.set(key, copyOf(input.Item!));
         return result;
+      }
+      case 'BatchWriteItemCommand': {
+        // Unconditional puts and deletes: every key written is dropped, read again when asked for.
+        const writes = Object.values(
+          (args.input as { RequestItems?: Record<string, BatchWriteRequest[]> }).RequestItems ?? {},
+        ).flat();
+        for (const write of writes) {
+          const key = keyString(write.PutRequest?.Item ?? write.DeleteRequest?.Key);
+          for (const held of chain) held.items.delete(key);
+        }
+        return next(args);
       }
       default:
         return next(args);
     }
   };
+}
+
+/**
+ * A deep copy of an item as the document client gives it (objects, arrays, sets, binary, scalars): the
+ * caller may change what it was given. Cheaper than structuredClone, which serialises.
+ */
+function copyOf<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(copyOf) as T;
+  if (value instanceof Set) return new Set([...value].map(copyOf)) as T;
+  if (value instanceof Uint8Array) return value.slice() as T;
+  const copy: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(value)) copy[name] = copyOf(field);
+  return copy as T;
+}
+
+interface BatchWriteRequest {
+  PutRequest?: { Item: StoredItem };
+  DeleteRequest?: { Key: StoredItem };
 }
 
 function fillSnapshot(

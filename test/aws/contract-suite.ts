@@ -8,12 +8,14 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { ensureQueues, type QueueUrls } from '../../infra/local/queues.js';
 import type { RouterConfig } from '../../shared/domain/router-config.js';
 import { ConflictError } from '../../shared/errors.js';
 import type * as PublishersModule from '../../shared/queue/publishers.js';
+import type * as WorkerModule from '../../shared/queue/worker.js';
 import type * as SecretsModule from '../../shared/secrets.js';
 import type * as AgentsModule from '../../shared/store/agents.js';
 import type { AgentRow } from '../../shared/store/agents.js';
@@ -151,6 +153,7 @@ export function defineContractSuite(
     let applied: typeof AppliedModule;
     let secrets: typeof SecretsModule;
     let snapshot: typeof SnapshotModule;
+    let worker: typeof WorkerModule;
 
     beforeAll(async () => {
       running = await backend();
@@ -211,6 +214,7 @@ export function defineContractSuite(
         applied,
         secrets,
         snapshot,
+        worker,
       ] = await Promise.all([
         import('../../shared/store/client.js'),
         import('../../shared/store/query.js'),
@@ -226,6 +230,7 @@ export function defineContractSuite(
         import('../../shared/store/applied.js'),
         import('../../shared/secrets.js'),
         import('../../shared/store/snapshot.js'),
+        import('../../shared/queue/worker.js'),
       ]);
     }, 600_000);
 
@@ -1153,6 +1158,113 @@ export function defineContractSuite(
           contested: { ...itemKey('contested'), value: 'winner' },
           lost: 'ConflictError',
         });
+      });
+
+      it('inside another snapshot: answers from the outer read, and a write inside drops the key from both', async () => {
+        // Prepare
+        await writeElsewhere('outer-held', 'v1');
+        await writeElsewhere('outer-batch', 'v1');
+
+        // Act
+        const seen = await snapshot.withReadSnapshot(
+          [itemKey('outer-held'), itemKey('outer-batch')],
+          async () => {
+            await writeElsewhere('outer-held', 'elsewhere');
+            await writeElsewhere('outer-batch', 'elsewhere');
+            const inner = await snapshot.withReadSnapshot([itemKey('inner-only')], async () => {
+              const batch = await client.batchGetItems<{ value: string }>([
+                itemKey('outer-held'),
+                itemKey('outer-batch'),
+              ]);
+              const fromOuter = (await read('outer-held'))?.value;
+              await client.documentClient().send(
+                new UpdateCommand({
+                  TableName: TABLE,
+                  Key: itemKey('outer-held'),
+                  UpdateExpression: 'SET #value = :value',
+                  ExpressionAttributeNames: { '#value': 'value' },
+                  ExpressionAttributeValues: { ':value': 'updated-inside' },
+                }),
+              );
+              return { batch: [batch.get(0)?.value, batch.get(1)?.value], fromOuter };
+            });
+            await client.batchWriteItems([{ ...itemKey('outer-batch'), value: 'batch-written' }], []);
+            return {
+              ...inner,
+              afterInnerUpdate: (await read('outer-held'))?.value,
+              afterBatchWrite: (await read('outer-batch'))?.value,
+            };
+          },
+        );
+
+        // Assess
+        expect(seen).toEqual({
+          batch: ['v1', 'v1'],
+          fromOuter: 'v1',
+          afterInnerUpdate: 'updated-inside',
+          afterBatchWrite: 'batch-written',
+        });
+      });
+
+      it("a batch read for a queue batch: each record sees what the batch's earlier records wrote", async () => {
+        // Prepare: three records, two of one counter, each a read-modify-write conditioned on the version
+        // it read (a stale read would lose its conditional write and fail its record).
+        const counterKey = (name: string) => ({ PK: `SNAP#counter-${name}`, SK: 'SNAP' });
+        const handler = worker.fifoWorker({
+          message: z.object({ counter: z.string(), add: z.number() }),
+          describe: (message) => ['counter failed', { counter: message.counter }],
+          prefetch: {
+            operation: 'counter batch read',
+            keys: (messages) => messages.map((m) => counterKey(m.counter)),
+          },
+          reconcile: async ({ counter, add }) => {
+            const { Item } = await client
+              .documentClient()
+              .send(new GetCommand({ TableName: TABLE, Key: counterKey(counter), ConsistentRead: true }));
+            const version = Number(Item?.version ?? 0);
+            await client.documentClient().send(
+              new PutCommand({
+                TableName: TABLE,
+                Item: { ...counterKey(counter), version: version + 1, total: Number(Item?.total ?? 0) + add },
+                ConditionExpression: 'attribute_not_exists(PK) OR version = :version',
+                ExpressionAttributeValues: { ':version': version },
+              }),
+            );
+          },
+        });
+        const records = [
+          { counter: 'a', add: 1 },
+          { counter: 'b', add: 10 },
+          { counter: 'a', add: 2 },
+        ].map((body, index) => ({
+          messageId: `m${index}`,
+          receiptHandle: `r${index}`,
+          body: JSON.stringify(body),
+          attributes: { ApproximateReceiveCount: '1', MessageGroupId: body.counter },
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:contract.fifo',
+          awsRegion: REGION,
+        }));
+
+        // Act
+        const response = await handler({ Records: records } as never, {} as never);
+
+        // Assess
+        expect(response.batchItemFailures).toEqual([]);
+        const totals = await Promise.all(
+          ['a', 'b'].map(async (name) => {
+            const { Item } = await client
+              .documentClient()
+              .send(new GetCommand({ TableName: TABLE, Key: counterKey(name), ConsistentRead: true }));
+            return { version: Item?.version, total: Item?.total };
+          }),
+        );
+        expect(totals).toEqual([
+          { version: 2, total: 3 },
+          { version: 1, total: 10 },
+        ]);
       });
     });
 
