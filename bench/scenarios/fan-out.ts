@@ -55,6 +55,7 @@ export async function runFanOut(
   if (patched.status !== 204) throw new Error(`S2 patch: ${patched.status} ${patched.text}`);
   const toldOfTag = await waitForAllTold(observer, agents, beforeTag, tagStarted);
   const tagUsage = await control.usage();
+  const agentChange = await measureAgentChange(api, observer, control, agents[0]!);
   const drift = await measureDriftCycle(settings.agents, control);
   const createCalls = callsPerOperation(createUsage)['fog reconcile'];
   const createWithBatch = fogCallsWithBatchReads(createUsage);
@@ -74,6 +75,7 @@ export async function runFanOut(
     readUnitsPerFogReconcileOnTagChange: round2(
       tagUsage.dynamodbReadUnits / Math.max(1, tagUsage.routerReconciles),
     ),
+    agentChange,
     driftCheck: drift,
   };
   console.log('\nS2 fan-out');
@@ -91,6 +93,7 @@ export async function runFanOut(
     'agents told of the tag change (ms; p50 / last)': `${toldOfTag.toldP50Ms} / ${toldOfTag.toldLastMs}`,
     'fog reconciles (tag change)': result.fogReconcilesForTagChange,
     'DynamoDB RCU per fog reconcile (tag change)': result.readUnitsPerFogReconcileOnTagChange,
+    'agent change: calls per fog reconcile with its batch read (own + batch)': `${agentChange.perReconcile} (${agentChange.own} + ${agentChange.batchReads})`,
     [`drift check: sweeps for every agent (window ${drift.window})`]: drift.sweeps,
     'drift check: DynamoDB reads / RCU per sweep': `${drift.readsPerSweep} / ${drift.readUnitsPerSweep}`,
     'drift check: DynamoDB reads per router checked': drift.readsPerRouter,
@@ -137,6 +140,29 @@ export async function sampledListeners(api: ApiClient, agents: string[]): Promis
       return Object.keys(response.body.bridges?.tcpListeners ?? {});
     }),
   );
+}
+
+/**
+ * One agent changed through the API (its description): the fog reconcile that follows runs the agent's
+ * whole part (token index, certificates, NATS, its router). Its store/queue calls, its own and the batch
+ * read made for it, once it completed.
+ */
+async function measureAgentChange(
+  api: ApiClient,
+  observer: Observer,
+  control: RuntimeControl,
+  agent: string,
+) {
+  await control.resetUsage();
+  const patched = await api.patch(`/api/v3/iofog/${agent}`, { description: 'S2: changed' });
+  if (patched.status !== 204) throw new Error(`S2 agent change: ${patched.status} ${patched.text}`);
+  await waitForRouters(observer, [agent], 60_000);
+  // Its last write (the agent's observed generation) comes after the request is marked completed.
+  await sleep(1_000);
+  const usage = await control.usage();
+  const own = callsPerOperation(usage)['fog reconcile'];
+  const { perReconcile, batchReads } = fogCallsWithBatchReads(usage);
+  return { perReconcile, own: own?.mean ?? 0, batchReads, fogReconciles: own?.count ?? 0 };
 }
 
 /**

@@ -274,7 +274,7 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
       updatedAt: now,
     });
   }
-  await enqueueFogReconciles([uuid]);
+  await enqueueFogReconciles([uuid], undefined, { agentNames: { [uuid]: row.name } });
   const warnings = tagWarnings(row.tags);
   return warnings.length > 0 ? { uuid, warnings } : { uuid };
 }
@@ -458,11 +458,11 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
     requireRouterHost(next);
     requireNatsHost(next);
     if (!(await replaceAgentRow(next, row))) return CONFLICT;
-    await enqueueFogReconciles([
-      uuid,
-      ...(await routersDialing(row, next)),
-      ...(await natsHubFollowing(row, next)),
-    ]);
+    await enqueueFogReconciles(
+      [uuid, ...(await routersDialing(row, next)), ...(await natsHubFollowing(row, next))],
+      undefined,
+      { agentNames: { [uuid]: next.name } },
+    );
   }, agentContention(uuid));
 }
 

@@ -44,7 +44,7 @@ export async function enqueueServiceReconcile(
 export async function enqueueFogReconciles(
   routerKeys: Iterable<string>,
   service?: string,
-  options: { raise?: boolean } = {},
+  options: { raise?: boolean; agentNames?: Readonly<Record<string, string>> } = {},
 ): Promise<void> {
   // A service fan-out is one message per router and nothing else: no request counter to stamp (those
   // messages are never skipped), and a dedup id of its own so a later fan-out is never taken for it.
@@ -52,7 +52,11 @@ export async function enqueueFogReconciles(
   const messages: FogReconcileMessage[] = await Promise.all(
     [...new Set(routerKeys)].map(async (routerKey) =>
       service === undefined
-        ? { routerKey, seq: await nextRouterRequest(routerKey) }
+        ? {
+            routerKey,
+            seq: await nextRouterRequest(routerKey),
+            ...(options.agentNames?.[routerKey] ? { agentName: options.agentNames[routerKey] } : {}),
+          }
         : { routerKey, seq: 0, service, ...(options.raise ? { raise: true } : {}) },
     ),
   );

@@ -54,7 +54,7 @@ export function fifoWorker<M>(worker: FifoWorker<M>) {
         throwOnFullBatchFailure: false,
       });
     const { prefetch } = worker;
-    if (!prefetch || event.Records.length < 2) return processAll();
+    if (!prefetch) return processAll();
     const messages = event.Records.flatMap((record) => {
       const parsed = worker.message.safeParse(safeJson(record.body));
       return parsed.success ? [parsed.data] : [];

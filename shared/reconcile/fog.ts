@@ -102,7 +102,7 @@ async function convergeRouterAndFabric(
  * instance, identities and mounts (under either NATS role, absent ones included), its applied record
  * and platform status.
  */
-function fabricReadKeys(agent: AgentRow): { PK: string; SK: string }[] {
+function fabricReadKeys(agent: Pick<AgentRow, 'uuid' | 'name'>): { PK: string; SK: string }[] {
   const token = agentCertificateToken(agent.name);
   const nats = (['server', 'leaf'] as const).map((role) => natsArtefacts(token, role));
   const certificates = [
@@ -193,10 +193,19 @@ function fogInputKeys(routerKey: string, service: string | undefined) {
 
 /**
  * What the fog reconciles of a batch of messages read first, all of them: a fan-out's ten records share
- * one batch read (the service and default router once) instead of one each.
+ * one batch read (the service and default router once) instead of one each; an agent change whose
+ * message names the agent gets its agent's part read with it (certificates, NATS identities and
+ * mounts), so it does not wait for the agent row to learn those keys. A lone message without a name
+ * would read nothing more than it reads itself: nothing is read up front for it.
  */
 export function fogBatchReadKeys(messages: readonly FogReconcileMessage[]): { PK: string; SK: string }[] {
-  return messages.flatMap((message) => Object.values(fogInputKeys(message.routerKey, message.service)));
+  if (messages.length === 1 && !messages[0]!.agentName) return [];
+  return messages.flatMap((message) => [
+    ...Object.values(fogInputKeys(message.routerKey, message.service)),
+    ...(message.agentName && !message.service
+      ? fabricReadKeys({ uuid: message.routerKey, name: message.agentName })
+      : []),
+  ]);
 }
 
 async function readFogInputs(routerKey: string, service: string | undefined): Promise<FogInputs> {

@@ -31,10 +31,15 @@ export async function withReadSnapshot<T>(
   work: () => Promise<T>,
   options: { onReadFailed?: (error: unknown) => void } = {},
 ): Promise<T> {
-  const snapshot: Snapshot = { items: new Map(), filling: true, parent: snapshotScope.getStore() };
+  const parent = snapshotScope.getStore();
+  const snapshot: Snapshot = { items: new Map(), filling: true, parent };
+  // Keys an enclosing snapshot read are answered from it: only the others are read now.
+  const unread = parent
+    ? itemKeys.filter((key) => lookUp(snapshotChain(parent), keyString(key)) === undefined)
+    : itemKeys;
   return snapshotScope.run(snapshot, async () => {
     try {
-      await batchGetItems(itemKeys);
+      if (unread.length > 0) await batchGetItems(unread);
     } catch (error) {
       // With `onReadFailed` the read is only an optimisation: `work` reads for itself instead.
       if (!options.onReadFailed) throw error;
