@@ -78,6 +78,7 @@ function safeJson(text: string): unknown {
   }
 }
 
+/** Each key once, at most one BatchGetItem's worth (100): records whose keys were left out read them. */
 function dedupeKeys(itemKeys: { PK: string; SK: string }[]): { PK: string; SK: string }[] {
   const seen = new Map(itemKeys.map((key) => [`${key.PK}\u0000${key.SK}`, key]));
   return [...seen.values()].slice(0, 100);

@@ -1082,6 +1082,17 @@ export function defineContractSuite(
             .documentClient()
             .send(new GetCommand({ TableName: TABLE, Key: itemKey(name), ConsistentRead: true }))
         ).Item;
+      /** An update through the product's own client (inside a snapshot when called in one). */
+      const updateValue = (name: string, value: string) =>
+        client.documentClient().send(
+          new UpdateCommand({
+            TableName: TABLE,
+            Key: itemKey(name),
+            UpdateExpression: 'SET #value = :value',
+            ExpressionAttributeNames: { '#value': 'value' },
+            ExpressionAttributeValues: { ':value': value },
+          }),
+        );
       /** A write by another writer: a client of its own, outside any snapshot. */
       const writeElsewhere = async (name: string, value: string) => {
         const other = new DynamoDBClient({
@@ -1129,15 +1140,7 @@ export function defineContractSuite(
           [itemKey('put'), itemKey('updated'), itemKey('contested')],
           async () => {
             await client.putNewItem({ ...itemKey('put'), value: 'mine' }, 'taken');
-            await client.documentClient().send(
-              new UpdateCommand({
-                TableName: TABLE,
-                Key: itemKey('updated'),
-                UpdateExpression: 'SET #value = :value',
-                ExpressionAttributeNames: { '#value': 'value' },
-                ExpressionAttributeValues: { ':value': 'v2' },
-              }),
-            );
+            await updateValue('updated', 'v2');
             await writeElsewhere('contested', 'winner');
             const lost = await client
               .putNewItem({ ...itemKey('contested'), value: 'loser' }, 'taken')
@@ -1180,15 +1183,7 @@ export function defineContractSuite(
                   itemKey('outer-batch'),
                 ]);
                 const fromOuter = (await read('outer-held'))?.value;
-                await client.documentClient().send(
-                  new UpdateCommand({
-                    TableName: TABLE,
-                    Key: itemKey('outer-held'),
-                    UpdateExpression: 'SET #value = :value',
-                    ExpressionAttributeNames: { '#value': 'value' },
-                    ExpressionAttributeValues: { ':value': 'updated-inside' },
-                  }),
-                );
+                await updateValue('outer-held', 'updated-inside');
                 return { batch: [batch.get(0)?.value, batch.get(1)?.value], fromOuter };
               },
             );
