@@ -167,11 +167,6 @@ interface FogInputs {
   service?: ServiceRow;
 }
 
-/**
- * Everything a fog reconcile starts from, in one consistent batch read: the router's request counter,
- * the agent, the default router, and for a service fan-out the router's base item, the service's two
- * entries under it and the service row.
- */
 /** The items a fog reconcile of `routerKey` reads first (for one service: that service's entries too). */
 function fogInputKeys(routerKey: string, service: string | undefined) {
   const isAgent = routerKey !== DEFAULT_ROUTER && routerKey !== NATS_HUB_KEY;
@@ -208,6 +203,12 @@ export function fogBatchReadKeys(messages: readonly FogReconcileMessage[]): { PK
   ]);
 }
 
+/**
+ * Everything a fog reconcile starts from, in one consistent batch read (answered from the queue
+ * batch's read when the worker made one): the router's request counter, the agent, the default router,
+ * and for a service fan-out the router's base item, the service's two entries under it and the service
+ * row.
+ */
 async function readFogInputs(routerKey: string, service: string | undefined): Promise<FogInputs> {
   const wanted = fogInputKeys(routerKey, service);
   const names = Object.keys(wanted) as (keyof typeof wanted)[];
