@@ -55,7 +55,16 @@ export async function runFanOut(
   if (patched.status !== 204) throw new Error(`S2 patch: ${patched.status} ${patched.text}`);
   const toldOfTag = await waitForAllTold(observer, agents, beforeTag, tagStarted);
   const tagUsage = await control.usage();
-  const agentChange = await measureAgentChange(api, observer, control, agents[0]!);
+  // The first agent of the empty cluster became the system agent (the hub): its change recomputes the
+  // hub, every service's listener, and is measured apart from an edge agent's.
+  const hubAgent = await systemAgentOf(api);
+  const agentChange = await measureAgentChange(
+    api,
+    observer,
+    control,
+    agents.find((uuid) => uuid !== hubAgent)!,
+  );
+  const hubAgentChange = hubAgent ? await measureAgentChange(api, observer, control, hubAgent) : undefined;
   const drift = await measureDriftCycle(settings.agents, control);
   const createCalls = callsPerOperation(createUsage)['fog reconcile'];
   const createWithBatch = fogCallsWithBatchReads(createUsage);
@@ -76,6 +85,7 @@ export async function runFanOut(
       tagUsage.dynamodbReadUnits / Math.max(1, tagUsage.routerReconciles),
     ),
     agentChange,
+    hubAgentChange,
     driftCheck: drift,
   };
   console.log('\nS2 fan-out');
@@ -93,7 +103,10 @@ export async function runFanOut(
     'agents told of the tag change (ms; p50 / last)': `${toldOfTag.toldP50Ms} / ${toldOfTag.toldLastMs}`,
     'fog reconciles (tag change)': result.fogReconcilesForTagChange,
     'DynamoDB RCU per fog reconcile (tag change)': result.readUnitsPerFogReconcileOnTagChange,
-    'agent change: calls per fog reconcile with its batch read (own + batch)': `${agentChange.perReconcile} (${agentChange.own} + ${agentChange.batchReads})`,
+    'edge agent change: calls per fog reconcile with its batch read (own + batch)': `${agentChange.perReconcile} (${agentChange.own} + ${agentChange.batchReads})`,
+    'hub agent change: calls per fog reconcile with its batch read (own + batch)': hubAgentChange
+      ? `${hubAgentChange.perReconcile} (${hubAgentChange.own} + ${hubAgentChange.batchReads})`
+      : 'no system agent',
     [`drift check: sweeps for every agent (window ${drift.window})`]: drift.sweeps,
     'drift check: DynamoDB reads / RCU per sweep': `${drift.readsPerSweep} / ${drift.readUnitsPerSweep}`,
     'drift check: DynamoDB reads per router checked': drift.readsPerRouter,
@@ -140,6 +153,12 @@ export async function sampledListeners(api: ApiClient, agents: string[]): Promis
       return Object.keys(response.body.bridges?.tcpListeners ?? {});
     }),
   );
+}
+
+/** The system agent's uuid, as the agent list shows it (undefined when there is none). */
+async function systemAgentOf(api: ApiClient): Promise<string | undefined> {
+  const listed = await api.get<{ fogs: { uuid: string; isSystem: boolean }[] }>('/api/v3/iofog-list');
+  return listed.body.fogs.find((agent) => agent.isSystem)?.uuid;
 }
 
 /**

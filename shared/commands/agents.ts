@@ -274,7 +274,7 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
       updatedAt: now,
     });
   }
-  await enqueueFogReconciles([uuid], undefined, { agentNames: { [uuid]: row.name } });
+  await enqueueFogReconciles([uuid], undefined, { agents: { [uuid]: row } });
   const warnings = tagWarnings(row.tags);
   return warnings.length > 0 ? { uuid, warnings } : { uuid };
 }
@@ -461,7 +461,7 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
     await enqueueFogReconciles(
       [uuid, ...(await routersDialing(row, next)), ...(await natsHubFollowing(row, next))],
       undefined,
-      { agentNames: { [uuid]: next.name } },
+      { agents: { [uuid]: next } },
     );
   }, agentContention(uuid));
 }

@@ -19,8 +19,10 @@ export const fogReconcileMessage = z.object({
   seq: z.number().int().nonnegative(),
   service: z.string().optional(),
   raise: z.boolean().optional(),
-  // The agent's name when the sender knew it: only a hint for the worker's batch read (its certificate
-  // keys are named after it); the worker still reads the agent and works from what it reads.
+  // The agent's name and tags when the sender knew them: only hints for the worker's batch read (its
+  // certificate keys are named after the name, its token index entries after the tags); the worker
+  // still reads the agent and works from what it reads.
   agentName: z.string().optional(),
+  agentTags: z.array(z.string()).optional(),
 });
 export type FogReconcileMessage = z.output<typeof fogReconcileMessage>;

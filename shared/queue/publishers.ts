@@ -36,6 +36,15 @@ export async function enqueueServiceReconcile(
   );
 }
 
+/** What a sender knows of an agent it asks to reconcile: the worker's batch read is keyed by it. */
+export interface AgentHint {
+  name: string;
+  tags: readonly string[];
+}
+
+const agentHint = (agent: AgentHint | undefined) =>
+  agent ? { agentName: agent.name, agentTags: [...agent.tags] } : {};
+
 /**
  * Requests a reconcile of each router. Every request takes the next number of that router's request
  * counter, so a worker that already computed past a number skips it: a burst of fan-outs to one agent
@@ -44,7 +53,7 @@ export async function enqueueServiceReconcile(
 export async function enqueueFogReconciles(
   routerKeys: Iterable<string>,
   service?: string,
-  options: { raise?: boolean; agentNames?: Readonly<Record<string, string>> } = {},
+  options: { raise?: boolean; agents?: Readonly<Record<string, AgentHint>> } = {},
 ): Promise<void> {
   // A service fan-out is one message per router and nothing else: no request counter to stamp (those
   // messages are never skipped), and a dedup id of its own so a later fan-out is never taken for it.
@@ -55,7 +64,7 @@ export async function enqueueFogReconciles(
         ? {
             routerKey,
             seq: await nextRouterRequest(routerKey),
-            ...(options.agentNames?.[routerKey] ? { agentName: options.agentNames[routerKey] } : {}),
+            ...agentHint(options.agents?.[routerKey]),
           }
         : { routerKey, seq: 0, service, ...(options.raise ? { raise: true } : {}) },
     ),

@@ -99,12 +99,13 @@ async function convergeRouterAndFabric(
 
 /**
  * Every item the agent's own part reads by key: the fleet CAs and the agent's certificates, its NATS
- * instance, identities and mounts (under either NATS role, absent ones included), its applied record
- * and platform status.
+ * instance, server entry, identities and mounts (under every NATS role, absent ones included), its token index
+ * entries, its applied record and platform status.
  */
-function fabricReadKeys(agent: Pick<AgentRow, 'uuid' | 'name'>): { PK: string; SK: string }[] {
+function fabricReadKeys(agent: Pick<AgentRow, 'uuid' | 'name' | 'tags'>): { PK: string; SK: string }[] {
   const token = agentCertificateToken(agent.name);
-  const nats = (['server', 'leaf'] as const).map((role) => natsArtefacts(token, role));
+  const distributionTokens = agentDistributionTokens(agent.tags, config().serviceAnnotationTag);
+  const nats = (['hub', 'server', 'leaf'] as const).map((role) => natsArtefacts(token, role));
   const certificates = [
     ...FLEET_CAS,
     routerSiteServerCertificate(token),
@@ -129,6 +130,8 @@ function fabricReadKeys(agent: Pick<AgentRow, 'uuid' | 'name'>): { PK: string; S
     keys.natsOperator(),
     keys.natsAccount(SYSTEM_ACCOUNT),
     keys.natsInstance(agent.uuid),
+    keys.natsServer(agent.uuid),
+    ...distributionTokens.map((distributionToken) => keys.agentToken(distributionToken, agent.uuid)),
     ...nats.map((artefacts) => keys.natsUser(SYSTEM_ACCOUNT, artefacts.user)),
     ...certificates.map((name) => keys.certificate(name)),
     ...mounts.map((name) => keys.mount(name)),
@@ -198,7 +201,7 @@ export function fogBatchReadKeys(messages: readonly FogReconcileMessage[]): { PK
   return messages.flatMap((message) => [
     ...Object.values(fogInputKeys(message.routerKey, message.service)),
     ...(message.agentName && !message.service
-      ? fabricReadKeys({ uuid: message.routerKey, name: message.agentName })
+      ? fabricReadKeys({ uuid: message.routerKey, name: message.agentName, tags: message.agentTags ?? [] })
       : []),
   ]);
 }

@@ -28,6 +28,7 @@ import {
   deleteNatsServer,
   getNatsHub,
   getNatsInstance,
+  getNatsServer,
   listNatsServers,
   type NatsHubRow,
   type NatsInstanceRow,
@@ -58,12 +59,12 @@ type Role = NatsInstanceRow['role'];
  * can hold the router back. Returns what the agent still waits for (null when nothing).
  */
 export async function reconcileNats(agentUuid: string, agent: AgentRow | undefined): Promise<string | null> {
-  const [hub, listed, instance] = await Promise.all([
+  const [hub, ownEntry, instance] = await Promise.all([
     getNatsHub(),
-    listNatsServers(),
+    getNatsServer(agentUuid),
     getNatsInstance(agentUuid),
   ]);
-  const servers = await syncServerEntry(agentUuid, agent, listed);
+  await syncServerEntry(agentUuid, agent, ownEntry);
   if (!agent || agent.natsMode === 'none') {
     if (instance) await removeNatsInstance(instance, agent !== undefined);
     return null;
@@ -78,6 +79,9 @@ export async function reconcileNats(agentUuid: string, agent: AgentRow | undefin
     return `NATS waiting for CA ${missing.join(', ')}: the operator imports it with POST /api/v3/certificates/ca (type k8s-secret)`;
   }
   const artefacts = natsArtefacts(agentCertificateToken(agent.name), role);
+  // The fleet's NATS servers (one query) only when this agent's files name some: a server's routes, a
+  // leaf's upstreams other than the hub.
+  const servers = needsServerList(agent, role) ? await listNatsServers() : [];
   const upstreams = role === 'leaf' ? leafUpstreams(agent, hub, servers) : [];
   if (role === 'leaf' && upstreams.length === 0) {
     return hub
@@ -159,9 +163,8 @@ const portsOf = (agent: AgentRow) => agent.natsPorts ?? DEFAULT_NATS_PORTS;
 async function syncServerEntry(
   agentUuid: string,
   agent: AgentRow | undefined,
-  servers: NatsServerRow[],
-): Promise<NatsServerRow[]> {
-  const current = servers.find((server) => server.agentUuid === agentUuid);
+  current: NatsServerRow | undefined,
+): Promise<void> {
   const wanted =
     agent?.natsMode === 'server' && agent.host
       ? {
@@ -175,19 +178,22 @@ async function syncServerEntry(
     current?.host === wanted?.host &&
     current?.clusterPort === wanted?.clusterPort &&
     current?.leafPort === wanted?.leafPort;
-  if (same) return servers;
-  const others = servers.filter((server) => server.agentUuid !== agentUuid);
+  if (same) return;
   const entry = wanted && { ...wanted, updatedAt: new Date().toISOString() };
   if (entry) await putNatsServer(entry);
   else await deleteNatsServer(agentUuid);
+  const others = (await listNatsServers()).filter((server) => server.agentUuid !== agentUuid);
   const leaves = (await listAgentRows()).filter((row) => row.upstreamNatsServers?.includes(agentUuid));
   await enqueueFogReconciles([
     ...others.map((server) => server.agentUuid),
     ...leaves.map((row) => row.uuid),
     ...(config().controlPlane === 'kubernetes' ? [NATS_HUB_KEY] : []),
   ]);
-  return entry ? [...others, entry] : others;
 }
+
+const needsServerList = (agent: AgentRow, role: Role) =>
+  role !== 'leaf' ||
+  (agent.upstreamNatsServers ?? [DEFAULT_NATS_HUB]).some((name) => name !== DEFAULT_NATS_HUB);
 
 /** A leaf's upstreams with their addresses: the hub for `default-nats-hub`, else the named servers. */
 function leafUpstreams(agent: AgentRow, hub: NatsHubRow | undefined, servers: NatsServerRow[]) {

@@ -69,8 +69,10 @@ export async function reconcileRouter(
   known: KnownRouterInputs = {},
 ): Promise<RouterReconcileResult> {
   const defaultRouter = knownDefaultRouter ?? (await getDefaultRouter());
-  if (routerKey !== hubRouterKey(defaultRouter)) return writeRouterBridges(routerKey, defaultRouter, known);
-  return underHubLock(routerKey, () => writeRouterBridges(routerKey, defaultRouter));
+  const hubLock = routerKey === hubRouterKey(defaultRouter);
+  // The hub's own part (its site) is recomputed on every full computation of it.
+  const inputs = hubLock ? (known.agent ? { agent: known.agent } : {}) : known;
+  return writeRouterBridges(routerKey, defaultRouter, inputs, hubLock);
 }
 
 /**
@@ -123,47 +125,71 @@ export async function routerView(
 const isKubernetesHub = (router: RouterView) =>
   router.key === DEFAULT_ROUTER && config().controlPlane === 'kubernetes';
 
+/**
+ * Converges a router's stored config to what the store says it should hold. The hub (`hubLock`) is
+ * written under the hub lock, but checked without it first (consistent reads, no write): most full
+ * computations of the hub find it as wanted and take no lock; one that has something to write takes the
+ * lock and writes what it computed, conditioned on the version it read (a writer that got in between
+ * makes it compute again, under the lock).
+ */
 async function writeRouterBridges(
   routerKey: string,
   defaultRouter: DefaultRouterRow | undefined,
   known: KnownRouterInputs = {},
+  hubLock = false,
 ): Promise<RouterReconcileResult> {
   const router = await routerView(routerKey, defaultRouter, known.agent);
   if (!router) return { routerKey, managed: false, written: false, config: undefined };
   if (isKubernetesHub(router)) {
     // On Kubernetes the default router's document is the operator's ConfigMap.
-    const result = await applyHubConfigMap(await desiredBridges(router));
-    if (result.written) usage.hubWrites += 1;
-    return { routerKey, managed: true, written: result.written, config: result.view };
+    const apply = async (): Promise<RouterReconcileResult> => {
+      const result = await applyHubConfigMap(await desiredBridges(router));
+      if (result.written) usage.hubWrites += 1;
+      return { routerKey, managed: true, written: result.written, config: result.view };
+    };
+    return hubLock ? underHubLock(routerKey, apply) : apply();
   }
   const isHub = router.key === router.hubKey;
-  return retryOnConflict(
-    async () => {
-      const plan = await plannedRouterConfig(router, defaultRouter, { site: known.site ?? true });
-      const view = composeRouterConfig(plan.next, plan.desired, []);
-      // Nothing to change (a router with no config yet whose desired state is its default counts too):
-      // no write, and no change flag for the agent to chase.
-      if (!plan.changed) return { routerKey, managed: true, written: false, config: view };
-      faultPoint('router:before-write');
-      const version = plan.stored.row?.version ?? 0;
-      if (!(await putRouterParts(routerKey, plan.next, plan.changes, version, plan.selects))) return CONFLICT;
-      if (isHub) usage.hubWrites += 1;
-      if (router.agent) await raiseChangeFlag(router.agent.uuid, 'microserviceConfig');
-      // Rows read before the write may have changed while it was made: recompute if any now disagrees.
-      if (!(await stillPlaced(router, plan.changes, plan.desired))) return CONFLICT;
-      logger.debug('router config written', {
-        routerKey,
-        put: plan.changes.put.length,
-        removed: plan.changes.remove.length,
-      });
-      return { routerKey, managed: true, written: true, config: view };
-    },
-    {
-      times: 20,
-      exhausted: () =>
-        new ContentionError(`Router config ${routerKey} kept changing under reconcile; will retry`),
-    },
-  );
+  const plan = () => plannedRouterConfig(router, defaultRouter, { site: known.site ?? true });
+  // Nothing to change (a router with no config yet whose desired state is its default counts too): no
+  // write, and no change flag for the agent to chase.
+  const unchanged = (planned: Awaited<ReturnType<typeof plan>>): RouterReconcileResult => ({
+    routerKey,
+    managed: true,
+    written: false,
+    config: composeRouterConfig(planned.next, planned.desired, []),
+  });
+  let prepared = hubLock ? await plan() : undefined;
+  if (prepared && !prepared.changed) return unchanged(prepared);
+  const converge = () =>
+    retryOnConflict(
+      async () => {
+        const planned = prepared ?? (await plan());
+        prepared = undefined;
+        if (!planned.changed) return unchanged(planned);
+        const view = composeRouterConfig(planned.next, planned.desired, []);
+        faultPoint('router:before-write');
+        const version = planned.stored.row?.version ?? 0;
+        if (!(await putRouterParts(routerKey, planned.next, planned.changes, version, planned.selects)))
+          return CONFLICT;
+        if (isHub) usage.hubWrites += 1;
+        if (router.agent) await raiseChangeFlag(router.agent.uuid, 'microserviceConfig');
+        // Rows read before the write may have changed while it was made: recompute if any now disagrees.
+        if (!(await stillPlaced(router, planned.changes, planned.desired))) return CONFLICT;
+        logger.debug('router config written', {
+          routerKey,
+          put: planned.changes.put.length,
+          removed: planned.changes.remove.length,
+        });
+        return { routerKey, managed: true, written: true, config: view };
+      },
+      {
+        times: 20,
+        exhausted: () =>
+          new ContentionError(`Router config ${routerKey} kept changing under reconcile; will retry`),
+      },
+    );
+  return hubLock ? underHubLock(routerKey, converge) : converge();
 }
 
 /**

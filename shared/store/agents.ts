@@ -4,7 +4,15 @@ import type { NatsPorts } from '../domain/nats-conf.js';
 import type { RouterMode } from '../domain/router-objects.js';
 import { agentCertificateToken } from '../domain/router-site.js';
 import { ConflictError } from '../errors.js';
-import { conditionalWrite, documentClient, indexes, keys, tableName, withoutKeys } from './client.js';
+import {
+  batchGetItems,
+  conditionalWrite,
+  documentClient,
+  indexes,
+  keys,
+  tableName,
+  withoutKeys,
+} from './client.js';
 import { queryIndex, queryPartition } from './query.js';
 
 export interface AgentRow {
@@ -215,10 +223,16 @@ export async function listAgentUuidsByToken(token: string): Promise<string[]> {
   return items.map((item) => item.uuid);
 }
 
+/**
+ * Writes the agent's index entries for `add` that are missing (read in one batch, which a fog
+ * reconcile's read snapshot answers) and deletes those for `remove`.
+ */
 export async function setAgentTokens(uuid: string, add: string[], remove: string[]): Promise<void> {
   const client = documentClient();
+  const present = await batchGetItems(add.map((token) => keys.agentToken(token, uuid)));
+  const missing = add.filter((_, index) => !present.has(index));
   await Promise.all([
-    ...add.map((token) =>
+    ...missing.map((token) =>
       client.send(
         new PutCommand({ TableName: tableName(), Item: { ...keys.agentToken(token, uuid), uuid, token } }),
       ),

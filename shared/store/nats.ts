@@ -78,6 +78,10 @@ export async function listNatsServers(): Promise<NatsServerRow[]> {
   );
 }
 
+export function getNatsServer(agentUuid: string): Promise<NatsServerRow | undefined> {
+  return getItem<NatsServerRow>(keys.natsServer(agentUuid));
+}
+
 export async function putNatsServer(row: NatsServerRow): Promise<void> {
   await documentClient().send(
     new PutCommand({ TableName: tableName(), Item: { ...keys.natsServer(row.agentUuid), ...row } }),

@@ -5,8 +5,9 @@ import { setServiceTokens } from './services.js';
 
 /**
  * Brings one owner's entries in the distribution-token index to `desired`: the new tokens are recorded
- * as applied first, every desired entry is written (idempotent, so an entry an interrupted reconcile
- * deleted comes back even though the bookkeeping still lists it), and the stale ones are deleted.
+ * as applied first, every desired entry is written or, for an agent, written when it is missing
+ * (idempotent, so an entry an interrupted reconcile deleted comes back even though the bookkeeping still
+ * lists it), and the stale ones are deleted.
  * Returns the stale tokens: they stay recorded until the caller forgets them, which a service does only
  * after the agents they selected were asked to drop it.
  */

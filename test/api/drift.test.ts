@@ -2,9 +2,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sweep } from '../../shared/reconcile/sweeper.js';
-import { createAgent, createHub } from '../fixtures/world.js';
+import { createAgent, createHub, fabricSettled } from '../fixtures/world.js';
 import { type ApiClient, eventually } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
+import { ScriptedAgent } from '../support/scripted-agent.js';
 
 /**
  * Drift repair does not wait for a message: a router config changed behind fogbridge's back (a listener
@@ -201,6 +202,54 @@ describe('the periodic sweep repairs a router config damaged in the store', () =
     expect(Object.keys(hubConfig.bridges?.tcpListeners ?? {}).sort()).toEqual([
       'alpha-listener',
       'beta-listener',
+    ]);
+  }, 120_000);
+});
+
+describe("an agent's entry in the distribution-token index", () => {
+  it("deleted in the store, is written again by the agent's next reconcile: the agent is told of the next service its tags select", async () => {
+    // Prepare: no sweeps; a provisioned agent tagged "drift" whose index entry is then deleted
+    t = await startTestRuntime({ sweepIntervalMs: 3_600_000 });
+    const hub = await createHub(t.api);
+    const uuid = await createAgent(t.api, { name: 'drift-told', host: '10.9.0.9', tags: [TAG] });
+    await fabricSettled(t.api);
+    const key = await t.api.get<{ key: string }>(`/api/v3/iofog/${uuid}/provisioning-key`);
+    const agent = new ScriptedAgent(t.runtime.url);
+    await agent.provision(key.body.key, 1);
+    await agent.poll();
+    const table = tableOf(t);
+    const entry = { PK: 'AGTOKEN#drift', SK: `AGENT#${uuid}` };
+    const { Item } = await table.send(
+      new GetCommand({ TableName: 'fogbridge', Key: entry, ConsistentRead: true }),
+    );
+    expect(Item).toEqual(expect.objectContaining({ uuid, token: 'drift' }));
+    await table.send(new DeleteCommand({ TableName: 'fogbridge', Key: entry }));
+
+    // Act: the agent changes (its description), then a service it selects is created
+    expect((await t.api.patch(`/api/v3/iofog/${uuid}`, { description: 'changed' })).status).toBe(204);
+    await quiescent(t, [hub, uuid]);
+    const restored = await table.send(
+      new GetCommand({ TableName: 'fogbridge', Key: entry, ConsistentRead: true }),
+    );
+    table.destroy();
+    expect((await agent.changes()).flags.microserviceConfig).toBe(false);
+    const created = await t.api.post('/api/v3/services', {
+      name: 'gamma',
+      type: 'external',
+      resource: 'gamma.example.com',
+      targetPort: 80,
+      tags: ['drift'],
+    });
+
+    // Assess: the entry is back, and the fan-out reached the agent
+    expect(restored.Item).toEqual(expect.objectContaining({ uuid, token: 'drift' }));
+    expect(created.status).toBe(201);
+    await expect
+      .poll(async () => (await agent.changes()).flags.microserviceConfig, { timeout: 60_000, interval: 100 })
+      .toBe(true);
+    const { routerConfig } = await agent.poll();
+    expect(Object.keys((routerConfig?.bridges as Bridges['bridges'])?.tcpListeners ?? {})).toEqual([
+      'gamma-listener',
     ]);
   }, 120_000);
 });
