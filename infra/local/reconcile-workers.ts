@@ -13,6 +13,8 @@ export interface ReconcileWorkerOptions {
   /** The context every invocation runs in (configuration and clients). */
   context: AppContext;
   concurrency: number;
+  /** The API's requests in flight (see PollerOptions.apiInFlight). */
+  apiInFlight?: Int32Array;
   visibilityTimeoutSeconds: number;
   sweepIntervalMs: number;
   /**
@@ -50,6 +52,7 @@ export async function startReconcileWorkers(
       concurrency: options.concurrency,
       batchSize: 10,
       visibilityTimeoutSeconds: options.visibilityTimeoutSeconds,
+      ...(options.apiInFlight ? { apiInFlight: options.apiInFlight } : {}),
       onError,
     });
   const everything = (options.role ?? 'all') === 'all';

@@ -124,7 +124,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   // Queued messages do not survive a restart of the embedded SQS: the start-up sweep re-drives
   // everything that lags and re-converges every router.
   await runInContext(context, () => sweep({ full: true }));
+  // API requests in flight, shared with the workers threads: they start no new batch while the API
+  // answers (see `apiBusy` in sqs-poller.ts).
+  const apiInFlight = new Int32Array(new SharedArrayBuffer(4));
   const workerSettings = {
+    apiInFlight,
     queues,
     concurrency: options.workerConcurrency ?? 4,
     visibilityTimeoutSeconds,
@@ -147,6 +151,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     })),
   );
   const server: Server = createServer((request, response) => {
+    Atomics.add(apiInFlight, 0, 1);
+    response.once('close', () => Atomics.sub(apiInFlight, 0, 1));
     adapter(request, response).catch(() => {
       if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ name: 'InternalError', message: 'Internal error' }));

@@ -22,7 +22,16 @@ export interface PollerOptions {
   /** The queue's visibility timeout: a batch still being handled is kept invisible in steps of it. */
   visibilityTimeoutSeconds: number;
   onError?: (error: unknown) => void;
+  /**
+   * The embedded runtime's API requests in flight: while it is above 0 a loop waits (up to
+   * API_YIELD_MAX_MS each time) before it receives and before it invokes. The API and the workers share one embedded store
+   * and two cores; in AWS each has its own instances and DynamoDB scales, so the API is answered first.
+   */
+  apiInFlight?: Int32Array;
 }
+
+/** The longest a receive loop waits for the API to go quiet: reconciles keep going under sustained load. */
+const API_YIELD_MAX_MS = 250;
 
 /**
  * Drives a worker handler the way Lambda's SQS event source does: receive a batch, invoke, delete the
@@ -39,6 +48,7 @@ export function startSqsPoller(options: PollerOptions): { stop: () => Promise<vo
   async function pollLoop(): Promise<void> {
     while (running) {
       try {
+        await apiQuiet();
         const { Messages } = await options.sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: options.queueUrl,
@@ -50,6 +60,7 @@ export function startSqsPoller(options: PollerOptions): { stop: () => Promise<vo
         );
         if (!running) return;
         if (!Messages || Messages.length === 0) continue;
+        await apiQuiet();
         await invoke(Messages);
       } catch (error) {
         if (!running) return;
@@ -57,6 +68,13 @@ export function startSqsPoller(options: PollerOptions): { stop: () => Promise<vo
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
+  }
+
+  async function apiQuiet(): Promise<void> {
+    const inFlight = options.apiInFlight;
+    if (!inFlight) return;
+    for (let waited = 0; Atomics.load(inFlight, 0) > 0 && waited < API_YIELD_MAX_MS; waited += 5)
+      await new Promise((resolve) => setTimeout(resolve, 5));
   }
 
   async function invoke(messages: Message[]): Promise<void> {

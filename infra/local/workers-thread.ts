@@ -22,6 +22,8 @@ export interface WorkersThread {
 }
 
 export interface WorkerSettings {
+  /** The API's requests in flight (a shared counter): the pollers start no new batch while it is above 0. */
+  apiInFlight?: Int32Array;
   queues: QueueUrls;
   concurrency: number;
   visibilityTimeoutSeconds: number;
