@@ -307,7 +307,9 @@ async function writeServiceEntriesOnce(
   const write = () =>
     retryOnConflict(
       async () => {
-        const result = await attempt(await readServiceEntries(routerKey, serviceName), true);
+        // Read afresh (never from a read snapshot): on the hub this runs under the lock.
+        const stored = await outsideReadSnapshot(() => readServiceEntries(routerKey, serviceName));
+        const result = await attempt(stored, true);
         return result === CONFLICT ? CONFLICT : finish(result);
       },
       {

@@ -3,6 +3,7 @@ import { DISTRIBUTION_ALL } from '../domain/distribution.js';
 import { buildKubernetesService } from '../domain/kubernetes-service.js';
 import {
   assignedAddress,
+  DEFAULT_ROUTER,
   EVERY_SERVICE_SET,
   hubRouterKey,
   listenerSetsOfService,
@@ -41,7 +42,7 @@ import {
 } from '../store/applied.js';
 import { batchGetItems, keys } from '../store/client.js';
 import { claimBridgePort } from '../store/ports.js';
-import { type DefaultRouterRow, getDefaultRouter } from '../store/routers.js';
+import { type DefaultRouterRow, getDefaultRouter, serviceEntryKeys } from '../store/routers.js';
 import {
   getServiceRow,
   recordServiceStatus,
@@ -102,8 +103,21 @@ async function reconcileFromRow(message: ServiceReconcileMessage): Promise<void>
     applied,
     previousSite: applied.routers.includes(row.siteKey ?? '') ? row.siteKey : null,
   };
-  if (row.deleted) await removeService(work);
-  else await applyService(work);
+  // What the row names, in a second batch read: its distribution-set entries and, for the unlocked
+  // check of the hub, the hub's agent, base item and this service's two entries there.
+  await withReadSnapshot(secondReadKeys(work), () =>
+    row.deleted ? removeService(work) : applyService(work),
+  );
+}
+
+function secondReadKeys({ row, hubKey }: Work): { PK: string; SK: string }[] {
+  const sets = row.deleted ? [] : listenerSetsOfService(row.tags);
+  const hub = hubKey ? serviceEntryKeys(hubKey, row.name) : undefined;
+  return [
+    ...sets.map((set) => keys.serviceToken(set, row.name)),
+    ...(hubKey && hubKey !== DEFAULT_ROUTER ? [keys.agent(hubKey)] : []),
+    ...(hubKey && hub ? [keys.routerConfig(hubKey), hub.listener, hub.connector] : []),
+  ];
 }
 
 /** Derive, hub, Kubernetes Service, fan-out, status. */
@@ -224,8 +238,10 @@ async function syncServiceSets(work: Work): Promise<{ sets: string[]; selectionC
   const listener = selectedListener(row);
   const selectionChanged =
     applied.selectionPending === true || (await setsDiffer(row.name, sets, listener, applied));
-  if (selectionChanged && !applied.selectionPending) await setSelectionPending({ service: row.name }, true);
-  await syncTokenIndex({ service: row.name }, sets, applied, listener);
+  // The pending mark is set with the new tokens' intent, in one write, before any set entry changes.
+  await syncTokenIndex({ service: row.name }, sets, applied, listener, {
+    markSelectionPending: selectionChanged && !applied.selectionPending,
+  });
   return { sets, selectionChanged };
 }
 

@@ -50,24 +50,48 @@ export async function setSelectionPending(owner: AppliedOwner, pending: boolean)
   );
 }
 
-/** Adds (`ADD`) or removes (`DELETE`) set members; empty parts are left out (DynamoDB has no empty sets). */
-async function changeSets(owner: AppliedOwner, action: 'ADD' | 'DELETE', change: Partial<Applied>) {
+/**
+ * Adds (`ADD`) or removes (`DELETE`) set members, and with `markSelectionPending` sets that mark in the
+ * same write; empty parts are left out (DynamoDB has no empty sets).
+ */
+async function changeSets(
+  owner: AppliedOwner,
+  action: 'ADD' | 'DELETE',
+  change: Partial<Applied>,
+  markSelectionPending = false,
+) {
   const parts = (['tokens', 'routers'] as const).filter((part) => (change[part]?.length ?? 0) > 0);
-  if (parts.length === 0) return;
+  if (parts.length === 0 && !markSelectionPending) return;
+  const clauses = [
+    ...(parts.length > 0 ? [`${action} ${parts.map((part) => `#${part} :${part}`).join(', ')}`] : []),
+    ...(markSelectionPending ? ['SET selectionPending = :yes'] : []),
+  ];
   await documentClient().send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keyOf(owner),
-      UpdateExpression: `${action} ${parts.map((part) => `#${part} :${part}`).join(', ')}`,
-      ExpressionAttributeNames: Object.fromEntries(parts.map((part) => [`#${part}`, part])),
-      ExpressionAttributeValues: Object.fromEntries(parts.map((part) => [`:${part}`, new Set(change[part])])),
+      UpdateExpression: clauses.join(' '),
+      ...(parts.length > 0
+        ? { ExpressionAttributeNames: Object.fromEntries(parts.map((part) => [`#${part}`, part])) }
+        : {}),
+      ExpressionAttributeValues: {
+        ...Object.fromEntries(parts.map((part) => [`:${part}`, new Set(change[part])])),
+        ...(markSelectionPending ? { ':yes': true } : {}),
+      },
     }),
   );
 }
 
-/** Records intent: these tokens are about to be indexed, these routers about to be asked. */
-export function recordApplied(owner: AppliedOwner, added: Partial<Applied>): Promise<void> {
-  return changeSets(owner, 'ADD', added);
+/**
+ * Records intent: these tokens are about to be indexed, these routers about to be asked (and, with
+ * `markSelectionPending`, the service's selected listener about to change).
+ */
+export function recordApplied(
+  owner: AppliedOwner,
+  added: Partial<Applied>,
+  options: { markSelectionPending?: boolean } = {},
+): Promise<void> {
+  return changeSets(owner, 'ADD', added, options.markSelectionPending);
 }
 
 /** Forgets what is cleaned up: index entries deleted, routers asked to drop the service. */

@@ -17,8 +17,14 @@ export async function syncTokenIndex(
   applied: Applied,
   /** A service's entries carry the listener every agent selecting it holds (see `readSelectedListeners`). */
   listener?: TcpListener,
+  /** Set the owner's `selectionPending` mark in the same write as the new tokens' intent. */
+  options: { markSelectionPending?: boolean } = {},
 ): Promise<string[]> {
-  await recordApplied(owner, { tokens: desired.filter((token) => !applied.tokens.includes(token)) });
+  await recordApplied(
+    owner,
+    { tokens: desired.filter((token) => !applied.tokens.includes(token)) },
+    { markSelectionPending: options.markSelectionPending ?? false },
+  );
   const stale = applied.tokens.filter((token) => !desired.includes(token));
   if ('service' in owner) await setServiceTokens(owner.service, [...desired], stale, listener);
   else await setAgentTokens(owner.agent, [...desired], stale);
