@@ -3,9 +3,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { armFault, disarmFaults, type FaultPoint } from '../../shared/faults.js';
 import { enqueueServiceReconcile } from '../../shared/queue/publishers.js';
 import { releaseLock, tryAcquireLock } from '../../shared/store/lock.js';
-import { createHub } from '../fixtures/world.js';
+import { createHub, fabricSettled } from '../fixtures/world.js';
 import type { ApiClient } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
+import { ScriptedAgent } from '../support/scripted-agent.js';
 
 type Service = {
   name: string;
@@ -104,6 +105,30 @@ const crashPoints: FaultPoint[] = [
   'service:after-fan-out',
   'service:before-status-write',
 ];
+
+describe('a selected listener change interrupted before its fan-out', () => {
+  it('still tells the agent whose tags select it, as Edgelet sees it, when the worker dies after the hub write (twice)', async () => {
+    // Prepare: the watcher (tagged all), provisioned as Edgelet, with every change so far acknowledged
+    await fabricSettled(api);
+    const key = await api.get<{ key: string }>(`/api/v3/iofog/${watcher}/provisioning-key`);
+    const agent = new ScriptedAgent(t.runtime.url);
+    await agent.provision(key.body.key, 1);
+    await agent.poll();
+    expect((await agent.changes()).flags.microserviceConfig).toBe(false);
+    armFault('service:after-hub-write', MAX_RECEIVES - 1, undefined, 'told-after-crash');
+
+    // Act: the sets are written before each crash, so only the retry that survives tells the agent
+    const created = await createExternal('told-after-crash');
+
+    // Assess
+    await expectConverged(created.name, created.bridgePort);
+    await expect.poll(async () => (await agent.changes()).flags.microserviceConfig, poll).toBe(true);
+    const { routerConfig } = await agent.poll();
+    expect(Object.keys((routerConfig as RouterConfig | undefined)?.bridges?.tcpListeners ?? {})).toEqual([
+      'told-after-crash-listener',
+    ]);
+  });
+});
 
 describe('a service worker dying part-way through a reconcile', () => {
   it.each(crashPoints)('converges a create when the worker dies at %s (twice)', async (point) => {
