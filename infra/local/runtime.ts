@@ -124,8 +124,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   // Queued messages do not survive a restart of the embedded SQS: the start-up sweep re-drives
   // everything that lags and re-converges every router.
   await runInContext(context, () => sweep({ full: true }));
-  // API requests in flight, shared with the workers threads: they start no new batch while the API
-  // answers (see `apiBusy` in sqs-poller.ts).
+  // API requests in flight, shared with the workers threads: their pollers wait while the API answers
+  // (see `apiInFlight` in sqs-poller.ts).
   const apiInFlight = new Int32Array(new SharedArrayBuffer(4));
   const workerSettings = {
     apiInFlight,

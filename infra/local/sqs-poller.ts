@@ -24,8 +24,9 @@ export interface PollerOptions {
   onError?: (error: unknown) => void;
   /**
    * The embedded runtime's API requests in flight: while it is above 0 a loop waits (up to
-   * API_YIELD_MAX_MS each time) before it receives and before it invokes. The API and the workers share one embedded store
-   * and two cores; in AWS each has its own instances and DynamoDB scales, so the API is answered first.
+   * API_YIELD_MAX_MS each time) before it receives and before it invokes. Locally the API and the
+   * workers share one embedded store and two cores (in AWS each has its own instances and DynamoDB
+   * scales), so the API is answered first.
    */
   apiInFlight?: Int32Array;
 }

@@ -22,7 +22,7 @@ export interface WorkersThread {
 }
 
 export interface WorkerSettings {
-  /** The API's requests in flight (a shared counter): the pollers start no new batch while it is above 0. */
+  /** The API's requests in flight (a shared counter): the pollers wait while it is above 0. */
   apiInFlight?: Int32Array;
   queues: QueueUrls;
   concurrency: number;

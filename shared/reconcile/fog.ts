@@ -99,8 +99,8 @@ async function convergeRouterAndFabric(
 
 /**
  * Every item the agent's own part reads by key: the fleet CAs and the agent's certificates, its NATS
- * instance, server entry, identities and mounts (under every NATS role, absent ones included), its token index
- * entries, its applied record and platform status.
+ * instance, server entry, identities and mounts (under every NATS role, absent ones included), its
+ * token index entries, its applied record and platform status.
  */
 function fabricReadKeys(agent: Pick<AgentRow, 'uuid' | 'name' | 'tags'>): { PK: string; SK: string }[] {
   const token = agentCertificateToken(agent.name);

@@ -34,11 +34,11 @@ import { type AgentRow, getAgentRow, listAgentUuidsByToken } from '../store/agen
 import { getMicroservice } from '../store/applications.js';
 import {
   type Applied,
+  clearSelectionPending,
   forgetApplied,
   getApplied,
   recordApplied,
   removeAppliedIfEmpty,
-  setSelectionPending,
 } from '../store/applied.js';
 import { batchGetItems, keys } from '../store/client.js';
 import { claimBridgePort } from '../store/ports.js';
@@ -357,7 +357,7 @@ async function fanOut(work: Work, sets: string[], selectionChanged: boolean): Pr
       routers: applied.routers.filter((key) => !holding.includes(key)),
     },
   );
-  if (selectionChanged) await setSelectionPending({ service: row.name }, false);
+  if (selectionChanged) await clearSelectionPending({ service: row.name });
 }
 
 /** The agents whose distribution tokens include any of `tokens` (token index; rows decide later). */

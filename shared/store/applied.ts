@@ -38,14 +38,16 @@ export async function getApplied(owner: AppliedOwner): Promise<Applied> {
   };
 }
 
-/** Marks (or clears) a service's pending selection change (see `Applied.selectionPending`). */
-export async function setSelectionPending(owner: AppliedOwner, pending: boolean): Promise<void> {
+/**
+ * Clears a service's pending selection change once every selecting agent was told (see
+ * `Applied.selectionPending`; `recordApplied` sets it).
+ */
+export async function clearSelectionPending(owner: AppliedOwner): Promise<void> {
   await documentClient().send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keyOf(owner),
-      UpdateExpression: pending ? 'SET selectionPending = :yes' : 'REMOVE selectionPending',
-      ...(pending ? { ExpressionAttributeValues: { ':yes': true } } : {}),
+      UpdateExpression: 'REMOVE selectionPending',
     }),
   );
 }
