@@ -581,7 +581,7 @@ export async function deleteAgent(uuid: string): Promise<void> {
  */
 export async function requestAgentReconcile(uuid: string): Promise<{ uuid: string; reconcile: 'requested' }> {
   await requireAgent(uuid);
-  await enqueueFogReconciles([uuid]);
+  await enqueueFogReconciles([uuid], undefined, { full: true });
   return { uuid, reconcile: 'requested' };
 }
 

@@ -53,7 +53,7 @@ const agentHint = (agent: AgentHint | undefined) =>
 export async function enqueueFogReconciles(
   routerKeys: Iterable<string>,
   service?: string,
-  options: { raise?: boolean; agents?: Readonly<Record<string, AgentHint>> } = {},
+  options: { raise?: boolean; full?: boolean; agents?: Readonly<Record<string, AgentHint>> } = {},
 ): Promise<void> {
   // A service fan-out is one message per router and nothing else: no request counter to stamp (those
   // messages are never skipped), and a dedup id of its own so a later fan-out is never taken for it.
@@ -63,7 +63,7 @@ export async function enqueueFogReconciles(
       service === undefined
         ? {
             routerKey,
-            seq: await nextRouterRequest(routerKey),
+            seq: await nextRouterRequest(routerKey, options.full ?? false),
             ...agentHint(options.agents?.[routerKey]),
           }
         : { routerKey, seq: 0, service, ...(options.raise ? { raise: true } : {}) },
@@ -99,15 +99,16 @@ export async function enqueueFogReconciles(
 /**
  * The next request number of a router. Such a request (an agent change, a CA import, a re-drive) also
  * stamps `fabricRequested`: the worker that covers it runs the agent's fabric steps (certificates, NATS)
- * and a full computation of its router.
+ * and recomputes its router (the entries only when what placement reads of it moved). A `full` request
+ * (the sweeper's) stamps `fullRequested` too: the worker that covers it recomputes every entry.
  */
-async function nextRouterRequest(routerKey: string): Promise<number> {
+async function nextRouterRequest(routerKey: string, full: boolean): Promise<number> {
   const next = 'if_not_exists(requested, :zero) + :one';
   const { Attributes } = await documentClient().send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.routerRequests(routerKey),
-      UpdateExpression: `SET requested = ${next}, fabricRequested = ${next}`,
+      UpdateExpression: `SET requested = ${next}, fabricRequested = ${next}${full ? `, fullRequested = ${next}` : ''}`,
       ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
       ReturnValues: 'UPDATED_NEW',
     }),

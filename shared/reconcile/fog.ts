@@ -64,11 +64,14 @@ async function reconcileFogCounted(message: FogReconcileMessage): Promise<void> 
     await markRouterRequestsCompleted(routerKey, coveredUpTo);
     return;
   }
-  const converge = () => convergeRouterAndFabric(message, agent, defaultRouter, fabric);
+  // Entries are recomputed in full unless this is an agent change and nobody asked for a full one: then
+  // only when what placement reads of the router moved.
+  const full = !fabric || (requests.fullRequested ?? 0) > (requests.fullCompleted ?? 0);
+  const converge = () => convergeRouterAndFabric(message, agent, defaultRouter, { fabric, full });
   // The agent's own part reads some twenty items (certificates and their CAs, NATS identities and
   // mounts, statuses): one batch read up front answers them all.
   await (agent && fabric ? withReadSnapshot(fabricReadKeys(agent), converge) : converge());
-  await markRouterRequestsCompleted(routerKey, coveredUpTo, fabric);
+  await markRouterRequestsCompleted(routerKey, coveredUpTo, { fabric, full });
   if (agent && agent.observedGeneration < agent.generation) {
     await replaceAgentRow({ ...agent, observedGeneration: agent.generation }, agent);
   }
@@ -79,7 +82,7 @@ async function convergeRouterAndFabric(
   message: FogReconcileMessage,
   agent: AgentRow | undefined,
   defaultRouter: DefaultRouterRow | undefined,
-  fabric: boolean,
+  { fabric, full }: { fabric: boolean; full: boolean },
 ): Promise<void> {
   const { routerKey } = message;
   let routerWaits: string | null = null;
@@ -91,7 +94,11 @@ async function convergeRouterAndFabric(
   if (!agent && routerKey !== DEFAULT_ROUTER) await deleteRouterConfig(routerKey);
 
   const result = await timeStep('fog: router reconcile', () =>
-    reconcileRouter(routerKey, defaultRouter, { ...(agent ? { agent } : {}), site: fabric }),
+    reconcileRouter(routerKey, defaultRouter, {
+      ...(agent ? { agent } : {}),
+      site: fabric,
+      bridges: full ? 'full' : 'if-moved',
+    }),
   );
   if (message.raise && agent && result.managed && !result.written) await tellAgent(agent);
   if (fabric) await reconcileAgentNats(routerKey, agent, routerWaits);
@@ -100,7 +107,7 @@ async function convergeRouterAndFabric(
 /**
  * Every item the agent's own part reads by key: the fleet CAs and the agent's certificates, its NATS
  * instance, server entry, identities and mounts (under every NATS role, absent ones included), its
- * token index entries, its applied record and platform status.
+ * token index entries, its applied record, platform status and router base item.
  */
 function fabricReadKeys(agent: Pick<AgentRow, 'uuid' | 'name' | 'tags'>): { PK: string; SK: string }[] {
   const token = agentCertificateToken(agent.name);
@@ -126,6 +133,7 @@ function fabricReadKeys(agent: Pick<AgentRow, 'uuid' | 'name' | 'tags'>): { PK: 
   return [
     keys.applied(`AGENT#${agent.uuid}`),
     keys.platformStatus(agent.uuid),
+    keys.routerConfig(agent.uuid),
     keys.natsHub(),
     keys.natsOperator(),
     keys.natsAccount(SYSTEM_ACCOUNT),
@@ -224,6 +232,8 @@ async function readFogInputs(routerKey: string, service: string | undefined): Pr
       completed: requests.completed,
       fabricRequested: requests.fabricRequested,
       fabricCompleted: requests.fabricCompleted,
+      fullRequested: requests.fullRequested,
+      fullCompleted: requests.fullCompleted,
     },
     agent: item<AgentRow>('agent'),
     defaultRouter: item<DefaultRouterRow>('defaultRouter'),

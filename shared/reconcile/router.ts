@@ -45,6 +45,7 @@ import {
   entriesFromItems,
   entryChanges,
   getDefaultRouter,
+  getRouterConfig,
   putRouterParts,
   type RouterConfigRow,
   type RouterEntryChanges,
@@ -70,8 +71,10 @@ export async function reconcileRouter(
 ): Promise<RouterReconcileResult> {
   const defaultRouter = knownDefaultRouter ?? (await getDefaultRouter());
   const hubLock = routerKey === hubRouterKey(defaultRouter);
-  // The hub's own part (its site) is recomputed on every full computation of it.
-  const inputs = hubLock ? (known.agent ? { agent: known.agent } : {}) : known;
+  // The hub's own part (its site) is recomputed on every computation of it.
+  const inputs: KnownRouterInputs = hubLock
+    ? { ...(known.agent ? { agent: known.agent } : {}), ...(known.bridges ? { bridges: known.bridges } : {}) }
+    : known;
   return writeRouterBridges(routerKey, defaultRouter, inputs, hubLock);
 }
 
@@ -93,12 +96,14 @@ async function underHubLock<T>(routerKey: string, write: () => Promise<T>): Prom
 
 /**
  * What a caller already read for this router (the fog worker reads them in one batch): the agent row,
- * and whether the agent's own part of the config may have changed (`site: false`: only bridges move, the
- * stored site part stays as it is).
+ * whether the agent's own part of the config may have changed (`site: false`: only bridges move, the
+ * stored site part stays as it is), and whether its entries are recomputed in full (the default) or only
+ * when what placement reads of the router moved since they last were (`if-moved`: an agent change).
  */
 export interface KnownRouterInputs {
   agent?: AgentRow;
   site?: boolean;
+  bridges?: 'full' | 'if-moved';
 }
 
 /** A router as placement sees it, with the whole agent row behind it (its site config needs it all). */
@@ -150,14 +155,18 @@ async function writeRouterBridges(
     return hubLock ? underHubLock(routerKey, apply) : apply();
   }
   const isHub = router.key === router.hubKey;
-  const plan = () => plannedRouterConfig(router, defaultRouter, { site: known.site ?? true });
+  const plan = () =>
+    plannedRouterConfig(router, defaultRouter, {
+      site: known.site ?? true,
+      bridges: known.bridges ?? 'full',
+    });
   // Nothing to change (a router with no config yet whose desired state is its default counts too): no
   // write, and no change flag for the agent to chase.
   const unchanged = (planned: Awaited<ReturnType<typeof plan>>): RouterReconcileResult => ({
     routerKey,
     managed: true,
     written: false,
-    config: composeRouterConfig(planned.next, planned.desired, []),
+    config: viewOf(planned),
   });
   let prepared = hubLock ? await plan() : undefined;
   if (prepared && !prepared.changed) return unchanged(prepared);
@@ -167,10 +176,11 @@ async function writeRouterBridges(
         const planned = prepared ?? (await plan());
         prepared = undefined;
         if (!planned.changed) return unchanged(planned);
-        const view = composeRouterConfig(planned.next, planned.desired, []);
+        const view = viewOf(planned);
         faultPoint('router:before-write');
         const version = planned.stored.row?.version ?? 0;
-        if (!(await putRouterParts(routerKey, planned.next, planned.changes, version, planned.selects)))
+        const parts = { selects: planned.selects, bridgesFor: planned.bridgesFor };
+        if (!(await putRouterParts(routerKey, planned.next, planned.changes, version, parts)))
           return CONFLICT;
         if (isHub) usage.hubWrites += 1;
         if (router.agent) await raiseChangeFlag(router.agent.uuid, 'microserviceConfig');
@@ -368,7 +378,12 @@ async function writeServiceEntries(
   if (!write) return { written: false, needsWrite: true };
   if (!stored.row) return { written: false, needsFull: true };
   faultPoint('router:before-write');
-  if (!(await putRouterParts(router.key, stored.row.config, changes, stored.row.version, stored.row.selects)))
+  // One service's entries move; what the others were computed for stays as it was.
+  const parts = {
+    ...(stored.row.selects ? { selects: stored.row.selects } : {}),
+    ...(stored.row.bridgesFor ? { bridgesFor: stored.row.bridgesFor } : {}),
+  };
+  if (!(await putRouterParts(router.key, stored.row.config, changes, stored.row.version, parts)))
     return CONFLICT;
   if (router.key === router.hubKey) usage.hubWrites += 1;
   if (router.agent) await raiseChangeFlag(router.agent.uuid, 'microserviceConfig');
@@ -383,14 +398,45 @@ function entriesOf(document: RouterConfig | undefined, serviceName: string): Rou
 }
 
 /**
+ * What placement reads of a router besides the store's services: the hub key and its agent's router
+ * mode. Its entries are a function of these; a change to anything else of the agent leaves them be.
+ */
+const placementBasis = (router: ManagedRouter) =>
+  `hub=${router.hubKey ?? ''};mode=${router.agent?.routerMode ?? 'standalone'}`;
+
+/**
  * A router's stored parts, and what they become with what the store says it should hold: an agent's own
- * part (identity, links, TLS, the distribution sets it selects) and the entries stored under it.
+ * part (identity, links, TLS, the distribution sets it selects) and the entries stored under it. With
+ * `bridges: 'if-moved'` the entries are left as stored when they were last computed for the router as it
+ * is (`bridgesFor`): only the base item is read and compared, not every service (`partial`).
  */
 async function plannedRouterConfig(
   router: ManagedRouter,
   defaultRouter: DefaultRouterRow | undefined,
-  options: { site: boolean } = { site: true },
+  options: { site: boolean; bridges: 'full' | 'if-moved' } = { site: true, bridges: 'full' },
 ) {
+  const bridgesFor = placementBasis(router);
+  if (options.bridges === 'if-moved') {
+    const row = await getRouterConfig(router.key);
+    if (row?.bridgesFor === bridgesFor) {
+      const site = router.agent && options.site ? await desiredSite(router.agent, defaultRouter) : undefined;
+      const next = site ? applyRouterSite(row.config, site) : row.config;
+      const selects = router.agent ? listenerSetsOfAgent(router.agent, router.tagPrefix) : [];
+      const none: DesiredBridges = { listeners: [], connectors: [] };
+      const changed =
+        !sameRouterConfig(row.config, next) || canonicalJson(row.selects ?? []) !== canonicalJson(selects);
+      return {
+        stored: { row, entries: none },
+        next,
+        desired: none,
+        changes: entryChanges(none, none),
+        changed,
+        selects,
+        bridgesFor,
+        partial: true,
+      };
+    }
+  }
   const [wanted, stored] = await Promise.all([desiredBridges(router), readStoredRouter(router.key)]);
   const desired = await withoutLaggingRemovals(router, stored.entries, wanted);
   // A router without a stored config always gets its site part; otherwise only when it may have moved.
@@ -413,8 +459,14 @@ async function plannedRouterConfig(
     // The managed entries an older layout kept inside the base item go once it is rewritten.
     !sameRouterConfig(stripped, base) ||
     (!!stored.row && canonicalJson(stored.row.selects ?? []) !== canonicalJson(selects)) ||
+    (!!stored.row && stored.row.bridgesFor !== bridgesFor) ||
     (!stored.row && (selects.length > 0 || desired.listeners.length + desired.connectors.length > 0));
-  return { stored, next, desired, changes, changed, selects };
+  return { stored, next, desired, changes, changed, selects, bridgesFor, partial: false };
+}
+
+/** The router's config as a plan leaves it; undefined when the plan did not read its entries. */
+function viewOf(planned: Awaited<ReturnType<typeof plannedRouterConfig>>): RouterConfig | undefined {
+  return planned.partial ? undefined : composeRouterConfig(planned.next, planned.desired, []);
 }
 
 /**

@@ -53,7 +53,9 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
     await reportDrift(drifted);
     for (const key of drifted) routers.add(key);
   }
-  if (routers.size > 0) await enqueueFogReconciles(routers);
+  // In full: a drifted router's entries are what is wrong, and a re-drive follows a computation that may
+  // have stopped half-way.
+  if (routers.size > 0) await enqueueFogReconciles(routers, undefined, { full: true });
   // The operator may rewrite its NATS ConfigMaps at any time: their write-backs are re-checked each sweep.
   if (config().controlPlane === 'kubernetes') await enqueueFogReconciles([NATS_HUB_KEY]);
   const releasedPorts = await releaseOrphanPorts(now);

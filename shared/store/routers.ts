@@ -38,7 +38,19 @@ export interface RouterConfigRow {
   version: number;
   /** The distribution sets whose listeners the router's config is composed with (its agent's tokens). */
   selects?: string[];
+  /**
+   * What the stored entries were last computed in full for (the hub key and the agent's router mode,
+   * the only parts of the router that placement reads): while it holds, a change to the agent's own part
+   * rewrites only the base item, without listing every service again.
+   */
+  bridgesFor?: string;
   updatedAt: string;
+}
+
+/** The base item's parts besides its config: the sets it selects and what its entries were computed for. */
+export interface RouterBaseParts {
+  selects?: readonly string[];
+  bridgesFor?: string;
 }
 
 export async function getDefaultRouter(): Promise<DefaultRouterRow | undefined> {
@@ -173,7 +185,7 @@ export async function putRouterParts(
   base: RouterConfig,
   changes: RouterEntryChanges,
   expectedVersion: number,
-  selects: readonly string[] = [],
+  parts: RouterBaseParts = {},
 ): Promise<boolean> {
   // Fault injection: behave as if another writer had won the race.
   if (faultArmed('store:router-config-conflict')) return false;
@@ -187,7 +199,7 @@ export async function putRouterParts(
     })),
     changes.remove.map(({ map, name }) => keys.routerEntry(routerKey, map, name)),
   );
-  return putRouterConfig(routerKey, stripped, expectedVersion, selects);
+  return putRouterConfig(routerKey, stripped, expectedVersion, parts);
 }
 
 /** What turns `stored` entries into `desired` ones: every put and delete, nothing else. */
@@ -218,7 +230,7 @@ export async function putRouterConfig(
   routerKey: string,
   config: RouterConfig,
   expectedVersion: number,
-  selects: readonly string[] = [],
+  { selects = [], bridgesFor }: RouterBaseParts = {},
 ): Promise<boolean> {
   refuseOversizedRouterConfig(routerKey, config);
   return conditionalWrite(
@@ -229,6 +241,7 @@ export async function putRouterConfig(
         routerKey,
         config,
         ...(selects.length > 0 ? { selects: [...selects] } : {}),
+        ...(bridgesFor ? { bridgesFor } : {}),
         version: expectedVersion + 1,
         updatedAt: new Date().toISOString(),
       },
@@ -265,6 +278,12 @@ export interface RouterRequestsRow {
   /** The last request that asked for the agent's fabric steps, and the last computation that ran them. */
   fabricRequested?: number;
   fabricCompleted?: number;
+  /**
+   * The last request that asked for a full computation of the router's entries (the sweeper's: a drift
+   * repair or a re-drive), and the last computation that made one.
+   */
+  fullRequested?: number;
+  fullCompleted?: number;
 }
 
 export async function getRouterRequests(routerKey: string): Promise<RouterRequestsRow> {
@@ -276,35 +295,41 @@ export async function getRouterRequests(routerKey: string): Promise<RouterReques
     completed: Item?.completed as number | undefined,
     fabricRequested: Item?.fabricRequested as number | undefined,
     fabricCompleted: Item?.fabricCompleted as number | undefined,
+    fullRequested: Item?.fullRequested as number | undefined,
+    fullCompleted: Item?.fullCompleted as number | undefined,
   };
 }
 
 /**
  * Records that every request up to `seq` is covered by a finished computation (and, when it ran the
- * fabric steps, every fabric request up to `seq` too).
+ * fabric steps or computed the entries in full, every such request up to `seq` too).
  */
 export async function markRouterRequestsCompleted(
   routerKey: string,
   seq: number,
-  fabric = false,
+  ran: { fabric?: boolean; full?: boolean } = {},
 ): Promise<void> {
+  const also = (['fabric', 'full'] as const).filter((part) => ran[part]).map((part) => `${part}Completed`);
   const marked = await conditionalWrite(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.routerRequests(routerKey),
-      UpdateExpression: fabric ? 'SET completed = :seq, fabricCompleted = :seq' : 'SET completed = :seq',
+      UpdateExpression: `SET ${['completed', ...also].map((name) => `${name} = :seq`).join(', ')}`,
       ConditionExpression: 'attribute_not_exists(completed) OR completed < :seq',
       ExpressionAttributeValues: { ':seq': seq },
     }),
   );
-  if (fabric && !marked) {
-    // A computation that ran the fabric steps but whose `completed` lost to a later one still counts.
+  if (marked) return;
+  // A computation that ran the fabric steps (or a full one) but whose `completed` lost to a later one
+  // still counts for those.
+  for (const name of also) {
     await conditionalWrite(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.routerRequests(routerKey),
-        UpdateExpression: 'SET fabricCompleted = :seq',
-        ConditionExpression: 'attribute_not_exists(fabricCompleted) OR fabricCompleted < :seq',
+        UpdateExpression: 'SET #done = :seq',
+        ConditionExpression: 'attribute_not_exists(#done) OR #done < :seq',
+        ExpressionAttributeNames: { '#done': name },
         ExpressionAttributeValues: { ':seq': seq },
       }),
     );

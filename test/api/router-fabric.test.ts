@@ -417,6 +417,38 @@ describe('changes that move the fabric', () => {
     const cert = new X509Certificate(site.files['tls.crt']!);
     expect(cert.subjectAltName).toBe('IP Address:10.0.0.9, DNS:10.0.0.9');
   });
+
+  it("changing the hub agent's host and tags reissues its certificate and keeps every bridge it holds", async () => {
+    // Prepare
+    const before = await pulled(hub);
+    const siteBefore = before.mounts.find((mount) => mount.name === 'router-site-server-hub')!;
+    await hub.poll();
+
+    // Act
+    const patched = await api.patch(`/api/v3/iofog/${hubUuid}`, {
+      host: '10.0.0.42',
+      tags: ['service.iofog.org/tag: checkout'],
+    });
+
+    // Assess
+    expect(patched.status).toBe(204);
+    await expect.poll(async () => (await hub.changes()).flags.volumeMounts, poll).toBe(true);
+    await expect
+      .poll(
+        async () =>
+          (await pulled(hub)).mounts.find((mount) => mount.name === 'router-site-server-hub')!.version,
+        poll,
+      )
+      .toBe(siteBefore.version + 1);
+    const after = await pulled(hub);
+    const site = after.mounts.find((mount) => mount.name === 'router-site-server-hub')!;
+    expect(new X509Certificate(site.files['tls.crt']!).subjectAltName).toContain('IP Address:10.0.0.42');
+    expect(after.config.bridges).toEqual({
+      tcpListeners: { 'checkout-listener': checkoutListener },
+      tcpConnectors: {},
+    });
+    expect(after.config.listeners).toEqual(before.config.listeners);
+  });
 });
 
 describe('the certificate API on a remote control plane', () => {
