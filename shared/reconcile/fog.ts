@@ -12,9 +12,15 @@ import { countOperation, timeStep, usage } from '../metrics/usage.js';
 import type { FogReconcileMessage } from '../queue/messages.js';
 import { type AgentRow, replaceAgentRow } from '../store/agents.js';
 import { forgetApplied, getApplied } from '../store/applied.js';
-import { raiseChangeFlag } from '../store/changes.js';
+import { type ChangeFlag, raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
 import { batchGetItems, keys } from '../store/client.js';
 import { SYSTEM_ACCOUNT } from '../store/nats-identities.js';
+import {
+  getPlatformStatus,
+  type PlatformStatusRow,
+  platformStatusOf,
+  putPlatformStatus,
+} from '../store/platform.js';
 import {
   type DefaultRouterRow,
   deleteRouterConfig,
@@ -29,7 +35,7 @@ import { withReadSnapshot } from '../store/snapshot.js';
 import { syncTokenIndex } from '../store/token-index.js';
 import { NATS_HUB_KEY, reconcileNats } from './nats.js';
 import { reconcileNatsHub } from './nats-hub.js';
-import { reconcilePlatform, recordPlatformStatus } from './platform.js';
+import { platformStatusChange, reconcilePlatform } from './platform.js';
 import { reconcileRouter, reconcileRouterForService, type StoredServiceEntries } from './router.js';
 
 /**
@@ -70,26 +76,33 @@ async function reconcileFogCounted(message: FogReconcileMessage): Promise<void> 
   const converge = () => convergeRouterAndFabric(message, agent, defaultRouter, { fabric, full });
   // The agent's own part reads some twenty items (certificates and their CAs, NATS identities and
   // mounts, statuses): one batch read up front answers them all.
-  await (agent && fabric ? withReadSnapshot(fabricReadKeys(agent), converge) : converge());
-  await markRouterRequestsCompleted(routerKey, coveredUpTo, { fabric, full });
+  const waits = await (agent && fabric ? withReadSnapshot(fabricReadKeys(agent), converge) : converge());
+  const status = waits === undefined ? undefined : platformStatusChange(inputs.platform, waits);
+  await markRouterRequestsCompleted(routerKey, coveredUpTo, { fabric, full, ...(status ? { status } : {}) });
   if (agent && agent.observedGeneration < agent.generation) {
     await replaceAgentRow({ ...agent, observedGeneration: agent.generation }, agent);
   }
 }
 
-/** The router's computation, and for an agent change the agent's own part around it. */
+/**
+ * The router's computation, and for an agent change the agent's own part around it; returns what the
+ * agent's platform waits for (null: nothing; undefined: no agent part ran).
+ */
 async function convergeRouterAndFabric(
   message: FogReconcileMessage,
   agent: AgentRow | undefined,
   defaultRouter: DefaultRouterRow | undefined,
   { fabric, full }: { fabric: boolean; full: boolean },
-): Promise<void> {
+): Promise<string | null | undefined> {
   const { routerKey } = message;
   let routerWaits: string | null = null;
+  let owed: ChangeFlag[] = [];
   if (agent && fabric) {
     await syncAgentTokenIndex(agent);
     // Certificates before the router config: the config names only the ones that exist.
-    routerWaits = await timeStep('fog: platform', () => reconcilePlatform(agent, defaultRouter));
+    const platform = await timeStep('fog: platform', () => reconcilePlatform(agent, defaultRouter));
+    routerWaits = platform.waitingFor;
+    owed = platform.flags;
   }
   if (!agent && routerKey !== DEFAULT_ROUTER) await deleteRouterConfig(routerKey);
 
@@ -98,16 +111,21 @@ async function convergeRouterAndFabric(
       ...(agent ? { agent } : {}),
       site: fabric,
       bridges: full ? 'full' : 'if-moved',
+      alsoRaise: owed,
     }),
   );
-  if (message.raise && agent && result.managed && !result.written) await tellAgent(agent);
-  if (fabric) await reconcileAgentNats(routerKey, agent, routerWaits);
+  // The flags the router's write did not raise with its own (it wrote nothing).
+  if (agent && !result.told) {
+    const flags = [...owed, ...(message.raise && result.managed ? (['microserviceConfig'] as const) : [])];
+    if (flags.length > 0) await raiseChangeFlags(agent.uuid, flags);
+  }
+  return fabric ? reconcileAgentNats(routerKey, agent, routerWaits) : undefined;
 }
 
 /**
  * Every item the agent's own part reads by key: the fleet CAs and the agent's certificates, its NATS
  * instance, server entry, identities and mounts (under every NATS role, absent ones included), its
- * token index entries, its applied record, platform status and router base item.
+ * token index entries, its applied record and router base item.
  */
 function fabricReadKeys(agent: Pick<AgentRow, 'uuid' | 'name' | 'tags'>): { PK: string; SK: string }[] {
   const token = agentCertificateToken(agent.name);
@@ -132,7 +150,6 @@ function fabricReadKeys(agent: Pick<AgentRow, 'uuid' | 'name' | 'tags'>): { PK: 
   ];
   return [
     keys.applied(`AGENT#${agent.uuid}`),
-    keys.platformStatus(agent.uuid),
     keys.routerConfig(agent.uuid),
     keys.natsHub(),
     keys.natsOperator(),
@@ -170,6 +187,8 @@ const tellAgent = (agent: AgentRow) => raiseChangeFlag(agent.uuid, 'microservice
 
 interface FogInputs {
   requests: RouterRequestsRow;
+  /** The agent's platform status, kept on the request record. */
+  platform?: PlatformStatusRow;
   agent?: AgentRow;
   defaultRouter?: DefaultRouterRow;
   /** The router's base item and the named service's entries under it. */
@@ -226,7 +245,9 @@ async function readFogInputs(routerKey: string, service: string | undefined): Pr
   const found = await batchGetItems<Record<string, unknown>>(names.map((name) => wanted[name]!));
   const item = <T>(name: keyof typeof wanted) => found.get(names.indexOf(name)) as T | undefined;
   const requests = item<RouterRequestsRow>('requests') ?? {};
+  const platform = platformStatusOf(item('requests'));
   return {
+    ...(platform ? { platform } : {}),
     requests: {
       requested: requests.requested,
       completed: requests.completed,
@@ -251,22 +272,26 @@ async function readFogInputs(routerKey: string, service: string | undefined): Pr
 
 /**
  * The NATS step runs after the router is written, so a NATS problem never holds the router back; a
- * failure is recorded in the agent's status and then fails the message, which is retried.
+ * failure is recorded in the agent's status and then fails the message, which is retried. Returns what
+ * the agent's platform waits for (undefined: the agent is gone).
  */
 async function reconcileAgentNats(
   agentUuid: string,
   agent: AgentRow | undefined,
   routerWaits: string | null,
-): Promise<void> {
+): Promise<string | null | undefined> {
   let natsWaits: string | null;
   try {
     natsWaits = await timeStep('fog: nats', () => reconcileNats(agentUuid, agent));
   } catch (error) {
-    if (agent)
-      await recordPlatformStatus(agent.uuid, joinWaits(routerWaits, `NATS: ${(error as Error).message}`));
+    if (agent) {
+      const waits = joinWaits(routerWaits, `NATS: ${(error as Error).message}`);
+      const status = platformStatusChange(await getPlatformStatus(agent.uuid), waits);
+      if (status) await putPlatformStatus(agent.uuid, status);
+    }
     throw error;
   }
-  if (agent) await recordPlatformStatus(agent.uuid, joinWaits(routerWaits, natsWaits));
+  return agent ? joinWaits(routerWaits, natsWaits) : undefined;
 }
 
 const joinWaits = (...waits: (string | null)[]) => waits.filter(Boolean).join('; ') || null;

@@ -12,22 +12,24 @@ import {
   replaceCertificate,
   selfSignedCertificateAuthorityRow,
 } from '../store/certificates.js';
-import { raiseChangeFlags } from '../store/changes.js';
-import { getPlatformStatus, putPlatformStatus } from '../store/platform.js';
+import type { ChangeFlag } from '../store/changes.js';
+import type { PlatformStatusRow } from '../store/platform.js';
 import type { DefaultRouterRow } from '../store/routers.js';
 
 /**
  * The platform step of a fog reconcile: the fleet's certificate authorities (self-signed by fogbridge on
  * a remote control plane the first time an agent is reconciled; on Kubernetes only ever imported by
  * the operator) and the agent's own router certificates, issued or reissued when they are missing, were
- * issued for another host, or were signed by a CA that has since been replaced. A reissue raises the
- * agent's `volumeMounts` and `microserviceList` flags so it fetches the new files. Level-triggered and
- * idempotent like the rest of the fog reconcile; the agent's status says what it waits for.
+ * issued for another host, or were signed by a CA that has since been replaced. A reissue owes the
+ * agent its `volumeMounts` and `microserviceList` flags so it fetches the new files: returned in
+ * `flags`, for the caller to raise with the router config's own write (or alone when there is none).
+ * Level-triggered and idempotent like the rest of the fog reconcile; `waitingFor` says what the agent's
+ * status waits for.
  */
 export async function reconcilePlatform(
   agent: AgentRow,
   defaultRouter: DefaultRouterRow | undefined,
-): Promise<string | null> {
+): Promise<{ waitingFor: string | null; flags: ChangeFlag[] }> {
   // The default router's agent is dialled by the host PUT /api/v3/router registered, too.
   const specs = routerCertificateSpecs(
     agent,
@@ -47,12 +49,13 @@ export async function reconcilePlatform(
     const ca = cas.get(spec.ca);
     if (ca && (await ensureCertificate(spec, ca, agent.uuid))) changed = true;
   }
-  if (changed) {
-    await raiseChangeFlags(agent.uuid, ['volumeMounts', 'microserviceList']);
-  }
-  return waitingFor.length === 0
-    ? null
-    : `waiting for CA ${waitingFor.join(', ')}: the operator imports it with POST /api/v3/certificates/ca (type k8s-secret)`;
+  return {
+    waitingFor:
+      waitingFor.length === 0
+        ? null
+        : `waiting for CA ${waitingFor.join(', ')}: the operator imports it with POST /api/v3/certificates/ca (type k8s-secret)`,
+    flags: changed ? ['volumeMounts', 'microserviceList'] : [],
+  };
 }
 
 /** A fleet CA: as stored, or (remote only) created self-signed; undefined while Kubernetes waits for it. */
@@ -133,10 +136,15 @@ async function removeStaleRouterCertificates(agent: AgentRow, specs: Certificate
   return removed;
 }
 
-/** The agent's platform status: ready, or pending with everything it waits for. */
-export async function recordPlatformStatus(agentUuid: string, waitingFor: string | null): Promise<void> {
+/**
+ * The agent's platform status for what it waits for (ready when nothing), or undefined when `current`
+ * already says so: nothing to write.
+ */
+export function platformStatusChange(
+  current: PlatformStatusRow | undefined,
+  waitingFor: string | null,
+): PlatformStatusRow | undefined {
   const phase = waitingFor ? 'pending' : 'ready';
-  const current = await getPlatformStatus(agentUuid);
-  if (current?.phase === phase && current.message === waitingFor) return;
-  await putPlatformStatus(agentUuid, { phase, message: waitingFor, updatedAt: new Date().toISOString() });
+  if (current?.phase === phase && current.message === waitingFor) return undefined;
+  return { phase, message: waitingFor, updatedAt: new Date().toISOString() };
 }

@@ -37,7 +37,7 @@ import { CONFLICT, retryOnConflict } from '../retry.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
 import { getCertificate } from '../store/certificates.js';
-import { raiseChangeFlag } from '../store/changes.js';
+import { type ChangeFlag, raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
 import { batchGetItems, keys } from '../store/client.js';
 import { withLock } from '../store/lock.js';
 import {
@@ -60,6 +60,8 @@ export interface RouterReconcileResult {
   /** False when the router has no config to manage (agent gone, router mode none, no default router). */
   managed: boolean;
   written: boolean;
+  /** Whether the agent's flags were raised with the write (`microserviceConfig` and any `alsoRaise`). */
+  told: boolean;
   config: RouterConfig | undefined;
 }
 
@@ -72,9 +74,7 @@ export async function reconcileRouter(
   const defaultRouter = knownDefaultRouter ?? (await getDefaultRouter());
   const hubLock = routerKey === hubRouterKey(defaultRouter);
   // The hub's own part (its site) is recomputed on every computation of it.
-  const inputs: KnownRouterInputs = hubLock
-    ? { ...(known.agent ? { agent: known.agent } : {}), ...(known.bridges ? { bridges: known.bridges } : {}) }
-    : known;
+  const inputs: KnownRouterInputs = hubLock ? { ...known, site: true } : known;
   return writeRouterBridges(routerKey, defaultRouter, inputs, hubLock);
 }
 
@@ -104,6 +104,8 @@ export interface KnownRouterInputs {
   agent?: AgentRow;
   site?: boolean;
   bridges?: 'full' | 'if-moved';
+  /** Flags the agent is owed besides `microserviceConfig`, raised with it when the config is written. */
+  alsoRaise?: readonly ChangeFlag[];
 }
 
 /** A router as placement sees it, with the whole agent row behind it (its site config needs it all). */
@@ -144,13 +146,13 @@ async function writeRouterBridges(
   hubLock = false,
 ): Promise<RouterReconcileResult> {
   const router = await routerView(routerKey, defaultRouter, known.agent);
-  if (!router) return { routerKey, managed: false, written: false, config: undefined };
+  if (!router) return { routerKey, managed: false, written: false, told: false, config: undefined };
   if (isKubernetesHub(router)) {
     // On Kubernetes the default router's document is the operator's ConfigMap.
     const apply = async (): Promise<RouterReconcileResult> => {
       const result = await applyHubConfigMap(await desiredBridges(router));
       if (result.written) usage.hubWrites += 1;
-      return { routerKey, managed: true, written: result.written, config: result.view };
+      return { routerKey, managed: true, written: result.written, told: false, config: result.view };
     };
     return hubLock ? underHubLock(routerKey, apply) : apply();
   }
@@ -166,6 +168,7 @@ async function writeRouterBridges(
     routerKey,
     managed: true,
     written: false,
+    told: false,
     config: viewOf(planned),
   });
   let prepared = hubLock ? await plan() : undefined;
@@ -183,7 +186,8 @@ async function writeRouterBridges(
         if (!(await putRouterParts(routerKey, planned.next, planned.changes, version, parts)))
           return CONFLICT;
         if (isHub) usage.hubWrites += 1;
-        if (router.agent) await raiseChangeFlag(router.agent.uuid, 'microserviceConfig');
+        if (router.agent)
+          await raiseChangeFlags(router.agent.uuid, ['microserviceConfig', ...(known.alsoRaise ?? [])]);
         // Rows read before the write may have changed while it was made: recompute if any now disagrees.
         if (!(await stillPlaced(router, planned.changes, planned.desired))) return CONFLICT;
         logger.debug('router config written', {
@@ -191,7 +195,7 @@ async function writeRouterBridges(
           put: planned.changes.put.length,
           removed: planned.changes.remove.length,
         });
-        return { routerKey, managed: true, written: true, config: view };
+        return { routerKey, managed: true, written: true, told: !!router.agent, config: view };
       },
       {
         times: 20,

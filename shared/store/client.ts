@@ -185,7 +185,6 @@ export const keys = {
   agentConfig: (agentUuid: string) => ({ PK: `AGENTCONFIG#${agentUuid}`, SK: 'CONFIG' }),
   applied: (owner: string) => ({ PK: `APPLIED#${owner}`, SK: 'APPLIED' }),
   certificate: (name: string) => ({ PK: `CERT#${name}`, SK: 'CERT' }),
-  platformStatus: (agentUuid: string) => ({ PK: `PLATFORM#${agentUuid}`, SK: 'STATUS' }),
   systemMicroservice: (agentUuid: string, name: string) => ({ PK: `SYSMS#${agentUuid}`, SK: name }),
   driftCursor: (check: 'routers' | 'services' = 'routers') => ({
     PK: 'SWEEP',

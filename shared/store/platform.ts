@@ -1,10 +1,12 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGetItems, documentClient, getItem, keys, tableName } from './client.js';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetItems, conditionalWrite, documentClient, getItem, keys, tableName } from './client.js';
 
 /**
  * How far an agent's router fabric is provisioned (certificate authorities, its certificates, its router
- * site config): `ready`, or `pending` with what it waits for. Kept apart from the agent row, which only
- * user changes write, so the fog worker never races a user's change.
+ * site config, NATS): `ready`, or `pending` with what it waits for. Kept on the router's request record,
+ * which only the request counter and the fog worker write (never the agent row, which user changes write,
+ * so the worker never races a user's change): the worker records it with the same write that marks its
+ * requests completed.
  */
 export interface PlatformStatusRow {
   phase: 'pending' | 'ready';
@@ -12,25 +14,69 @@ export interface PlatformStatusRow {
   updatedAt: string;
 }
 
-export function getPlatformStatus(agentUuid: string): Promise<PlatformStatusRow | undefined> {
-  return getItem<PlatformStatusRow>(keys.platformStatus(agentUuid));
+/** The status as the request record holds it (undefined before the agent's first reconcile finished). */
+export function platformStatusOf(item: Record<string, unknown> | undefined): PlatformStatusRow | undefined {
+  if (item?.platformPhase !== 'pending' && item?.platformPhase !== 'ready') return undefined;
+  return {
+    phase: item.platformPhase,
+    message: (item.platformMessage as string | null | undefined) ?? null,
+    updatedAt: String(item.platformUpdatedAt ?? ''),
+  };
+}
+
+/** The update that sets `row` on the request record, to join another SET. */
+export function platformStatusUpdate(row: PlatformStatusRow): {
+  set: string;
+  values: Record<string, unknown>;
+} {
+  return {
+    set: 'platformPhase = :platformPhase, platformMessage = :platformMessage, platformUpdatedAt = :platformUpdatedAt',
+    values: {
+      ':platformPhase': row.phase,
+      ':platformMessage': row.message,
+      ':platformUpdatedAt': row.updatedAt,
+    },
+  };
+}
+
+export async function getPlatformStatus(agentUuid: string): Promise<PlatformStatusRow | undefined> {
+  return platformStatusOf(await getItem<Record<string, unknown>>(keys.routerRequests(agentUuid)));
 }
 
 export async function getPlatformStatuses(
   agentUuids: readonly string[],
 ): Promise<Map<string, PlatformStatusRow>> {
-  const found = await batchGetItems<PlatformStatusRow>(agentUuids.map((uuid) => keys.platformStatus(uuid)));
-  return new Map([...found].map(([index, row]) => [agentUuids[index]!, row]));
-}
-
-export async function putPlatformStatus(agentUuid: string, row: PlatformStatusRow): Promise<void> {
-  await documentClient().send(
-    new PutCommand({ TableName: tableName(), Item: { ...keys.platformStatus(agentUuid), ...row } }),
+  const found = await batchGetItems<Record<string, unknown>>(
+    agentUuids.map((uuid) => keys.routerRequests(uuid)),
+  );
+  return new Map(
+    [...found].flatMap(([index, item]) => {
+      const row = platformStatusOf(item);
+      return row ? [[agentUuids[index]!, row] as const] : [];
+    }),
   );
 }
 
-export async function deletePlatformStatus(agentUuid: string): Promise<void> {
+export async function putPlatformStatus(agentUuid: string, row: PlatformStatusRow): Promise<void> {
+  const update = platformStatusUpdate(row);
   await documentClient().send(
-    new DeleteCommand({ TableName: tableName(), Key: keys.platformStatus(agentUuid) }),
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.routerRequests(agentUuid),
+      UpdateExpression: `SET ${update.set}`,
+      ExpressionAttributeValues: update.values,
+    }),
+  );
+}
+
+/** Forgets the status; the request counters stay (a later request must not reuse a number). */
+export async function deletePlatformStatus(agentUuid: string): Promise<void> {
+  await conditionalWrite(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.routerRequests(agentUuid),
+      UpdateExpression: 'REMOVE platformPhase, platformMessage, platformUpdatedAt',
+      ConditionExpression: 'attribute_exists(PK)',
+    }),
   );
 }

@@ -19,6 +19,7 @@ import { ReconcileError } from '../errors.js';
 import { faultArmed } from '../faults.js';
 import type { AgentRow } from './agents.js';
 import { batchWriteItems, conditionalWrite, documentClient, keys, tableName, withoutKeys } from './client.js';
+import { type PlatformStatusRow, platformStatusUpdate, putPlatformStatus } from './platform.js';
 import { queryAll, queryPartition } from './query.js';
 
 export interface DefaultRouterRow {
@@ -302,26 +303,28 @@ export async function getRouterRequests(routerKey: string): Promise<RouterReques
 
 /**
  * Records that every request up to `seq` is covered by a finished computation (and, when it ran the
- * fabric steps or computed the entries in full, every such request up to `seq` too).
+ * fabric steps or computed the entries in full, every such request up to `seq` too), with the agent's
+ * platform status when it changed: one write.
  */
 export async function markRouterRequestsCompleted(
   routerKey: string,
   seq: number,
-  ran: { fabric?: boolean; full?: boolean } = {},
+  ran: { fabric?: boolean; full?: boolean; status?: PlatformStatusRow } = {},
 ): Promise<void> {
   const also = (['fabric', 'full'] as const).filter((part) => ran[part]).map((part) => `${part}Completed`);
+  const status = ran.status ? platformStatusUpdate(ran.status) : undefined;
   const marked = await conditionalWrite(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.routerRequests(routerKey),
-      UpdateExpression: `SET ${['completed', ...also].map((name) => `${name} = :seq`).join(', ')}`,
+      UpdateExpression: `SET ${[...['completed', ...also].map((name) => `${name} = :seq`), ...(status ? [status.set] : [])].join(', ')}`,
       ConditionExpression: 'attribute_not_exists(completed) OR completed < :seq',
-      ExpressionAttributeValues: { ':seq': seq },
+      ExpressionAttributeValues: { ':seq': seq, ...status?.values },
     }),
   );
   if (marked) return;
-  // A computation that ran the fabric steps (or a full one) but whose `completed` lost to a later one
-  // still counts for those.
+  // A computation whose `completed` lost to a later one still counts for the fabric steps (or the full
+  // computation) it ran, and what it found is still the agent's status.
   for (const name of also) {
     await conditionalWrite(
       new UpdateCommand({
@@ -334,6 +337,7 @@ export async function markRouterRequestsCompleted(
       }),
     );
   }
+  if (ran.status) await putPlatformStatus(routerKey, ran.status);
 }
 
 /** Deletes a router's base item and every entry stored under it. */
