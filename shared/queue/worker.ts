@@ -78,8 +78,11 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** Each key once, at most one BatchGetItem's worth (100): records whose keys were left out read them. */
+/**
+ * Each key once, at most ten BatchGetItems' worth (read in parallel): a batch of ten agents' first
+ * reconciles reads some three hundred. Records whose keys were left out read them.
+ */
 function dedupeKeys(itemKeys: { PK: string; SK: string }[]): { PK: string; SK: string }[] {
   const seen = new Map(itemKeys.map((key) => [`${key.PK}\u0000${key.SK}`, key]));
-  return [...seen.values()].slice(0, 100);
+  return [...seen.values()].slice(0, 1_000);
 }

@@ -8,6 +8,7 @@ import {
   PutCommand,
   type UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { mapWithConcurrency } from '../concurrency.js';
 import { config, perContext } from '../context.js';
 import { ConflictError } from '../errors.js';
 import { recordDynamoDbCall } from '../metrics/usage.js';
@@ -104,11 +105,12 @@ export async function batchGetItems<T>(
 ): Promise<Map<number, T>> {
   const found = new Map<number, T>();
   const indexOf = new Map(itemKeys.map((key, index) => [`${key.PK}\u0000${key.SK}`, index]));
-  for (let i = 0; i < itemKeys.length; i += 100) {
+  const chunks: (typeof itemKeys)[] = [];
+  for (let i = 0; i < itemKeys.length; i += 100) chunks.push(itemKeys.slice(i, i + 100));
+  // BatchGetItem takes 100 keys a call: several calls in flight at once.
+  await mapWithConcurrency(chunks, 8, async (chunk) => {
     let request: Record<string, { Keys: { PK: string; SK: string }[]; ConsistentRead: boolean }> | undefined =
-      {
-        [tableName()]: { Keys: itemKeys.slice(i, i + 100), ConsistentRead: true },
-      };
+      { [tableName()]: { Keys: [...chunk], ConsistentRead: true } };
     while (request && Object.keys(request).length > 0) {
       const result = await documentClient().send(new BatchGetCommand({ RequestItems: request }));
       for (const item of result.Responses?.[tableName()] ?? []) {
@@ -117,7 +119,7 @@ export async function batchGetItems<T>(
       }
       request = result.UnprocessedKeys as typeof request;
     }
-  }
+  });
   return found;
 }
 
