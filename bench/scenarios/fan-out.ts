@@ -117,9 +117,10 @@ export async function runFanOut(
 }
 
 /**
- * Until every agent's change stamp is above the one seen before (batched reads, 500 ms apart). Returns,
- * counted from `started`, when the observer saw the last agent told and when the agents were told by
- * the flags' own write times (median and last): the observer's look interval is not in those.
+ * Until every agent's change stamp is above the one seen before (batched reads, 500 ms apart, of the
+ * agents not yet seen told: the look shrinks as the fan-out goes on). Returns, counted from `started`,
+ * when the observer saw the last agent told and when the agents were told by the flags' own write times
+ * (median and last): the observer's look interval is not in those.
  */
 export async function waitForAllTold(
   observer: Observer,
@@ -127,11 +128,15 @@ export async function waitForAllTold(
   before: Map<string, { stamp: number }>,
   started: number,
 ): Promise<{ seenMs: number; toldP50Ms: number; toldLastMs: number }> {
-  let stamps = new Map<string, { stamp: number; toldAt: number }>();
+  const stamps = new Map<string, { stamp: number; toldAt: number }>();
+  let waiting = [...agents];
   await waitFor(
     async () => {
-      stamps = await observer.changeStamps(agents);
-      return agents.every((uuid) => (stamps.get(uuid)?.stamp ?? 0) > (before.get(uuid)?.stamp ?? 0));
+      const seen = await observer.changeStamps(waiting);
+      for (const [uuid, stamp] of seen)
+        if (stamp.stamp > (before.get(uuid)?.stamp ?? 0)) stamps.set(uuid, stamp);
+      waiting = waiting.filter((uuid) => !stamps.has(uuid));
+      return waiting.length === 0;
     },
     900_000,
     500,

@@ -8,4 +8,6 @@ export const handler = fifoWorker({
   reconcile: reconcileFog,
   describe: (message) => ['fog reconcile failed', { routerKey: message.routerKey }],
   prefetch: { operation: 'fog batch read', keys: fogBatchReadKeys },
+  // A batch is ten routers: a fan-out's records are one call each, and run side by side.
+  groupsInParallel: true,
 });

@@ -1,5 +1,5 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { z } from 'zod';
 import { config } from '../context.js';
 import { parseWith } from '../domain/validation.js';
@@ -24,6 +24,11 @@ export interface FifoWorker<M> {
     operation: string;
     keys: (messages: readonly M[]) => { PK: string; SK: string }[];
   };
+  /**
+   * Runs the batch's groups side by side (each group's records still one after another): for records
+   * that are a call or two each, like a fan-out's, so a batch takes as long as its slowest record.
+   */
+  groupsInParallel?: boolean;
 }
 
 /**
@@ -32,7 +37,6 @@ export interface FifoWorker<M> {
  * FIFO processor), so a group is never processed out of order.
  */
 export function fifoWorker<M>(worker: FifoWorker<M>) {
-  const processor = new SqsFifoPartialProcessorAsync();
   const processRecord = async (record: { body: string; attributes: { ApproximateReceiveCount: string } }) => {
     const message = parseWith(worker.message, JSON.parse(record.body));
     try {
@@ -47,12 +51,24 @@ export function fifoWorker<M>(worker: FifoWorker<M>) {
     }
   };
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-    const processAll = () =>
-      processPartialResponse(event, processRecord, processor, {
+    // A processor of its own for each group of each invocation: outside Lambda Powertools keeps a
+    // processor's state on the instance, and the embedded runtime runs a handler's batches concurrently.
+    const processGroup = (records: SQSRecord[]) =>
+      processPartialResponse({ Records: records }, processRecord, new SqsFifoPartialProcessorAsync(), {
         context,
         skipGroupOnError: true,
         throwOnFullBatchFailure: false,
       });
+    const processAll = async (): Promise<SQSBatchResponse> => {
+      if (!worker.groupsInParallel) return processGroup(event.Records);
+      const groups = new Map<string, SQSRecord[]>();
+      for (const record of event.Records) {
+        const group = record.attributes.MessageGroupId ?? record.messageId;
+        groups.set(group, [...(groups.get(group) ?? []), record]);
+      }
+      const responses = await Promise.all([...groups.values()].map(processGroup));
+      return { batchItemFailures: responses.flatMap((response) => response.batchItemFailures) };
+    };
     const { prefetch } = worker;
     if (!prefetch) return processAll();
     const messages = event.Records.flatMap((record) => {
