@@ -420,12 +420,12 @@ async function plannedRouterConfig(
   options: { site: boolean; bridges: 'full' | 'if-moved' } = { site: true, bridges: 'full' },
 ) {
   const bridgesFor = placementBasis(router);
+  const selects = router.agent ? listenerSetsOfAgent(router.agent, router.tagPrefix) : [];
   if (options.bridges === 'if-moved') {
     const row = await getRouterConfig(router.key);
     if (row?.bridgesFor === bridgesFor) {
       const site = router.agent && options.site ? await desiredSite(router.agent, defaultRouter) : undefined;
       const next = site ? applyRouterSite(row.config, site) : row.config;
-      const selects = router.agent ? listenerSetsOfAgent(router.agent, router.tagPrefix) : [];
       const none: DesiredBridges = { listeners: [], connectors: [] };
       const changed =
         !sameRouterConfig(row.config, next) || canonicalJson(row.selects ?? []) !== canonicalJson(selects);
@@ -433,7 +433,7 @@ async function plannedRouterConfig(
         stored: { row, entries: none },
         next,
         desired: none,
-        changes: entryChanges(none, none),
+        changes: { put: [], remove: [] },
         changed,
         selects,
         bridgesFor,
@@ -454,7 +454,6 @@ async function plannedRouterConfig(
     listeners: [],
     connectors: [],
   });
-  const selects = router.agent ? listenerSetsOfAgent(router.agent, router.tagPrefix) : [];
   const changes = entryChanges(stored.entries, desired);
   const changed =
     changes.put.length > 0 ||
