@@ -38,13 +38,16 @@ export async function mintUserToken(
   options: { role: 'admin' | 'viewer'; ttlSeconds?: number; subject?: string },
 ): Promise<string> {
   const key = await ensureSigningKey(dataDir);
+  // One clock read for both: two could straddle a second, and a token living a second longer than the
+  // maximum lifetime is refused.
+  const issuedAt = Math.floor(Date.now() / 1000);
   return new SignJWT({ roles: [options.role] })
     .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'JWT' })
     .setIssuer(LOCAL_ISSUER)
     .setAudience(LOCAL_AUDIENCE)
     .setSubject(options.subject ?? `local-${options.role}`)
-    .setIssuedAt()
-    .setExpirationTime(`${options.ttlSeconds ?? 7 * 24 * 3600}s`)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + (options.ttlSeconds ?? 7 * 24 * 3600))
     .sign(await importJWK(key.privateJwk, 'EdDSA'));
 }
 
