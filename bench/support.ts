@@ -139,9 +139,10 @@ export class Observer {
    * the time the runtime wrote on it (same machine, same clock).
    */
   async changeStamps(agentUuids: readonly string[]): Promise<Map<string, { stamp: number; toldAt: number }>> {
+    // An agent's change flags are kept on its router's request record.
     const items = await this.batchRead(
-      'CHANGES#',
-      'CHANGES',
+      'ROUTERREQ#',
+      'REQ',
       agentUuids,
       'PK, seq_microserviceConfig, updatedAt',
       false,

@@ -56,7 +56,9 @@ export async function runScale(
   });
   await waitForRouters(observer, agents, 7_200_000);
   const agentsReadyMs = Date.now() - agentsStarted;
-  const agentUsage = callsPerOperation(await control.usage());
+  const agentRaw = await control.usage();
+  const agentUsage = callsPerOperation(agentRaw);
+  const setUpWithBatch = fogCallsWithBatchReads(agentRaw);
 
   // Phase 3: one new service, on every agent.
   await control.resetUsage();
@@ -96,6 +98,7 @@ export async function runScale(
     largestItem: largest,
     perOperation: { services: serviceUsage, agents: agentUsage, newService: fanOutUsage },
     fogCallsWithBatchReadsOnNewService: fanOutWithBatch,
+    fogCallsWithBatchReadsOnAgentSetUp: setUpWithBatch,
   };
   const show = (entry: { mean: number; max: number; readUnitsMean: number } | undefined) =>
     entry ? `${entry.mean} / ${entry.max} / ${entry.readUnitsMean}` : 'none';
@@ -113,6 +116,7 @@ export async function runScale(
     'calls mean / max / RCU per create service': show(serviceUsage['create service']),
     'calls mean / max / RCU per service reconcile': show(serviceUsage['service reconcile']),
     'calls mean / max / RCU per fog reconcile (agent set-up)': show(agentUsage['fog reconcile']),
+    'batch reads (agent set-up); calls per fog reconcile with its share': `${setUpWithBatch.batchReads}; ${setUpWithBatch.perReconcile}`,
     'calls mean / max / RCU per service reconcile (new service)': show(fanOutUsage['service reconcile']),
     'calls mean / max / RCU per fog reconcile (new service)': show(fanOutUsage['fog reconcile']),
     'batch reads (new service); calls per fog reconcile with its share': `${fanOutWithBatch.batchReads}; ${fanOutWithBatch.perReconcile}`,

@@ -32,7 +32,7 @@ import {
   replaceAgentRow,
 } from '../store/agents.js';
 import { deleteMicroservice, listMicroservicesByAgent } from '../store/applications.js';
-import { forgetApplied, getApplied, removeAppliedIfEmpty } from '../store/applied.js';
+import { forgetApplied, getApplied } from '../store/applied.js';
 import { deleteCertificate, getCertificate, listAgentCertificates } from '../store/certificates.js';
 import { deleteAgentCredentials, getProvisionedArchitecture } from '../store/credentials.js';
 import { getNatsHub, putNatsHub, putNatsHubIfAbsent, releaseNatsHub } from '../store/nats.js';
@@ -567,7 +567,6 @@ export async function deleteAgent(uuid: string): Promise<void> {
     const tokensLeft = await syncTokenIndex({ agent: uuid }, [], await getApplied({ agent: uuid }));
     if (!(await deleteAgentRow(row))) return CONFLICT;
     await forgetApplied({ agent: uuid }, { tokens: tokensLeft });
-    await removeAppliedIfEmpty({ agent: uuid });
     await Promise.all([deleteAgentCredentials(uuid), deleteAgentReports(uuid), deleteAgentFabric(row)]);
     if (row.isSystem) await Promise.all([releaseSystemAgent(uuid), releaseNatsHub(uuid)]);
     if (runsDefaultRouter) await deleteDefaultRouter();

@@ -21,6 +21,17 @@ export function agentDistributionTokens(agentTags: readonly string[], prefix: st
   ).filter((token) => token !== '');
 }
 
+/**
+ * The tokens an agent is indexed under (the distribution-token index service fan-outs search): the ones
+ * its tags select, none when it runs no router.
+ */
+export function agentIndexTokens(
+  agent: { routerMode: string; tags: readonly string[] },
+  prefix: string,
+): string[] {
+  return agent.routerMode === 'none' ? [] : agentDistributionTokens(agent.tags, prefix);
+}
+
 /** The agent tag that selects services carrying `token`. */
 export function agentTagForToken(token: string, prefix: string): string {
   return `${prefix}: ${token}`;

@@ -3,6 +3,7 @@ import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mapWithConcurrency } from '../concurrency.js';
 import { config } from '../context.js';
+import { agentIndexTokens } from '../domain/distribution.js';
 import { documentClient, keys, tableName } from '../store/client.js';
 import { sqsClient } from './client.js';
 import type { FogReconcileMessage, ServiceReconcileMessage } from './messages.js';
@@ -36,10 +37,14 @@ export async function enqueueServiceReconcile(
   );
 }
 
-/** What a sender knows of an agent it asks to reconcile: the worker's batch read is keyed by it. */
+/**
+ * What a sender knows of an agent it asks to reconcile: the worker's batch read is keyed by it, and the
+ * request records the tokens the agent is to be indexed under.
+ */
 export interface AgentHint {
   name: string;
   tags: readonly string[];
+  routerMode: string;
 }
 
 const agentHint = (agent: AgentHint | undefined) =>
@@ -63,7 +68,7 @@ export async function enqueueFogReconciles(
       service === undefined
         ? {
             routerKey,
-            seq: await nextRouterRequest(routerKey, options.full ?? false),
+            seq: await nextRouterRequest(routerKey, options.full ?? false, options.agents?.[routerKey]),
             ...agentHint(options.agents?.[routerKey]),
           }
         : { routerKey, seq: 0, service, ...(options.raise ? { raise: true } : {}) },
@@ -101,15 +106,23 @@ export async function enqueueFogReconciles(
  * stamps `fabricRequested`: the worker that covers it runs the agent's fabric steps (certificates, NATS)
  * and recomputes its router (the entries only when what placement reads of it moved). A `full` request
  * (the sweeper's) stamps `fullRequested` too: the worker that covers it recomputes every entry.
+ * An agent change's request adds the tokens the agent's tags select to what the agent has indexed (see
+ * `Applied`, kept on this record): the intent its reconcile would otherwise write first.
  */
-async function nextRouterRequest(routerKey: string, full: boolean): Promise<number> {
+async function nextRouterRequest(routerKey: string, full: boolean, agent?: AgentHint): Promise<number> {
   const next = 'if_not_exists(requested, :zero) + :one';
+  const tokens = agent ? agentIndexTokens(agent, config().serviceAnnotationTag) : [];
   const { Attributes } = await documentClient().send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.routerRequests(routerKey),
-      UpdateExpression: `SET requested = ${next}, fabricRequested = ${next}${full ? `, fullRequested = ${next}` : ''}`,
-      ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
+      UpdateExpression: `SET requested = ${next}, fabricRequested = ${next}${full ? `, fullRequested = ${next}` : ''}${tokens.length > 0 ? ' ADD #tokens :tokens' : ''}`,
+      ...(tokens.length > 0 ? { ExpressionAttributeNames: { '#tokens': 'tokens' } } : {}),
+      ExpressionAttributeValues: {
+        ':zero': 0,
+        ':one': 1,
+        ...(tokens.length > 0 ? { ':tokens': new Set(tokens) } : {}),
+      },
       ReturnValues: 'UPDATED_NEW',
     }),
   );

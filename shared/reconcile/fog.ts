@@ -1,5 +1,5 @@
 import { config } from '../context.js';
-import { agentDistributionTokens } from '../domain/distribution.js';
+import { agentDistributionTokens, agentIndexTokens } from '../domain/distribution.js';
 import { natsArtefacts } from '../domain/nats-conf.js';
 import { DEFAULT_ROUTER } from '../domain/placement.js';
 import {
@@ -10,10 +10,11 @@ import {
 } from '../domain/router-site.js';
 import { countOperation, timeStep, usage } from '../metrics/usage.js';
 import type { FogReconcileMessage } from '../queue/messages.js';
-import { type AgentRow, replaceAgentRow } from '../store/agents.js';
-import { forgetApplied, getApplied } from '../store/applied.js';
+import { type AgentRow, agentTokenWrites, replaceAgentRow } from '../store/agents.js';
+import { forgetApplied, getApplied, recordApplied } from '../store/applied.js';
+import { certificateItem } from '../store/certificates.js';
 import { type ChangeFlag, raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
-import { batchGetItems, keys } from '../store/client.js';
+import { batchGetItems, batchWriteItems, keys } from '../store/client.js';
 import { SYSTEM_ACCOUNT } from '../store/nats-identities.js';
 import {
   getPlatformStatus,
@@ -32,7 +33,6 @@ import {
 } from '../store/routers.js';
 import type { ServiceRow } from '../store/services.js';
 import { withReadSnapshot } from '../store/snapshot.js';
-import { syncTokenIndex } from '../store/token-index.js';
 import { NATS_HUB_KEY, reconcileNats } from './nats.js';
 import { reconcileNatsHub } from './nats-hub.js';
 import { platformStatusChange, reconcilePlatform } from './platform.js';
@@ -76,31 +76,45 @@ async function reconcileFogCounted(message: FogReconcileMessage): Promise<void> 
   const converge = () => convergeRouterAndFabric(message, agent, defaultRouter, { fabric, full });
   // The agent's own part reads some twenty items (certificates and their CAs, NATS identities and
   // mounts, statuses): one batch read up front answers them all.
-  const waits = await (agent && fabric ? withReadSnapshot(fabricReadKeys(agent), converge) : converge());
-  const status = waits === undefined ? undefined : platformStatusChange(inputs.platform, waits);
-  await markRouterRequestsCompleted(routerKey, coveredUpTo, { fabric, full, ...(status ? { status } : {}) });
+  const outcome = await (agent && fabric ? withReadSnapshot(fabricReadKeys(agent), converge) : converge());
+  const status =
+    outcome.waits === undefined ? undefined : platformStatusChange(inputs.platform, outcome.waits);
+  await markRouterRequestsCompleted(routerKey, coveredUpTo, {
+    fabric,
+    full,
+    ...(status ? { status } : {}),
+    raise: outcome.raise,
+  });
   if (agent && agent.observedGeneration < agent.generation) {
     await replaceAgentRow({ ...agent, observedGeneration: agent.generation }, agent);
   }
 }
 
+/** What a router's computation leaves for the final write of its fog reconcile. */
+interface FabricOutcome {
+  /** What the agent's platform waits for (null: nothing; undefined: no agent part ran). */
+  waits: string | null | undefined;
+  /** The change flags the agent is owed for what was written (its config, new certificates). */
+  raise: ChangeFlag[];
+}
+
 /**
- * The router's computation, and for an agent change the agent's own part around it; returns what the
- * agent's platform waits for (null: nothing; undefined: no agent part ran).
+ * The router's computation, and for an agent change the agent's own part around it. The agent is told
+ * of it all at once, by the write that marks the request completed: it fetches its config and files
+ * once everything is written.
  */
 async function convergeRouterAndFabric(
   message: FogReconcileMessage,
   agent: AgentRow | undefined,
   defaultRouter: DefaultRouterRow | undefined,
   { fabric, full }: { fabric: boolean; full: boolean },
-): Promise<string | null | undefined> {
+): Promise<FabricOutcome> {
   const { routerKey } = message;
   let routerWaits: string | null = null;
   let owed: ChangeFlag[] = [];
   if (agent && fabric) {
-    await syncAgentTokenIndex(agent);
     // Certificates before the router config: the config names only the ones that exist.
-    const platform = await timeStep('fog: platform', () => reconcilePlatform(agent, defaultRouter));
+    const platform = await timeStep('fog: platform', () => convergeAgentItems(agent, defaultRouter));
     routerWaits = platform.waitingFor;
     owed = platform.flags;
   }
@@ -111,21 +125,25 @@ async function convergeRouterAndFabric(
       ...(agent ? { agent } : {}),
       site: fabric,
       bridges: full ? 'full' : 'if-moved',
-      alsoRaise: owed,
+      tell: false,
     }),
   );
-  // The flags the router's write did not raise with its own (it wrote nothing).
-  if (agent && !result.told) {
-    const flags = [...owed, ...(message.raise && result.managed ? (['microserviceConfig'] as const) : [])];
-    if (flags.length > 0) await raiseChangeFlags(agent.uuid, flags);
+  const tell = result.written || (!!message.raise && result.managed);
+  const raise: ChangeFlag[] = agent ? [...owed, ...(tell ? (['microserviceConfig'] as const) : [])] : [];
+  if (!fabric) return { waits: undefined, raise };
+  try {
+    return { waits: await reconcileAgentNats(routerKey, agent, routerWaits), raise };
+  } catch (error) {
+    // What was written stands: the agent is told of it before the message is retried.
+    if (raise.length > 0) await raiseChangeFlags(routerKey, raise);
+    throw error;
   }
-  return fabric ? reconcileAgentNats(routerKey, agent, routerWaits) : undefined;
 }
 
 /**
  * Every item the agent's own part reads by key: the fleet CAs and the agent's certificates, its NATS
  * instance, server entry, identities and mounts (under every NATS role, absent ones included), its
- * token index entries, its applied record and router base item.
+ * token index entries, its request record (what it indexed) and router base item.
  */
 function fabricReadKeys(agent: Pick<AgentRow, 'uuid' | 'name' | 'tags'>): { PK: string; SK: string }[] {
   const token = agentCertificateToken(agent.name);
@@ -149,7 +167,7 @@ function fabricReadKeys(agent: Pick<AgentRow, 'uuid' | 'name' | 'tags'>): { PK: 
     ),
   ];
   return [
-    keys.applied(`AGENT#${agent.uuid}`),
+    keys.routerRequests(agent.uuid),
     keys.routerConfig(agent.uuid),
     keys.natsHub(),
     keys.natsOperator(),
@@ -296,11 +314,21 @@ async function reconcileAgentNats(
 
 const joinWaits = (...waits: (string | null)[]) => waits.filter(Boolean).join('; ') || null;
 
-/** The agent's entries in the token index, so service fan-outs find it by what its tags select. */
-async function syncAgentTokenIndex(agent: AgentRow): Promise<void> {
-  const tokens =
-    agent.routerMode === 'none' ? [] : agentDistributionTokens(agent.tags, config().serviceAnnotationTag);
+/**
+ * The agent's entries in the token index (so service fan-outs find it by what its tags select) and its
+ * router certificates (see `reconcilePlatform`). The entries it lacks and the certificates it gets for
+ * the first time are written together in one batch write; the request that asked for this reconcile
+ * usually recorded the entries' tokens already (see `Applied`), else they are recorded first here.
+ */
+async function convergeAgentItems(agent: AgentRow, defaultRouter: DefaultRouterRow | undefined) {
+  const tokens = agentIndexTokens(agent, config().serviceAnnotationTag);
   const owner = { agent: agent.uuid };
-  const stale = await syncTokenIndex(owner, tokens, await getApplied(owner));
+  const applied = await getApplied(owner);
+  await recordApplied(owner, { tokens: tokens.filter((token) => !applied.tokens.includes(token)) });
+  const stale = applied.tokens.filter((token) => !tokens.includes(token));
+  const index = await agentTokenWrites(agent.uuid, tokens, stale);
+  const platform = await reconcilePlatform(agent, defaultRouter);
+  await batchWriteItems([...index.puts, ...platform.created.map(certificateItem)], index.deletes);
   await forgetApplied(owner, { tokens: stale });
+  return platform;
 }

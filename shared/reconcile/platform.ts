@@ -29,7 +29,7 @@ import type { DefaultRouterRow } from '../store/routers.js';
 export async function reconcilePlatform(
   agent: AgentRow,
   defaultRouter: DefaultRouterRow | undefined,
-): Promise<{ waitingFor: string | null; flags: ChangeFlag[] }> {
+): Promise<{ waitingFor: string | null; flags: ChangeFlag[]; created: CertificateRow[] }> {
   // The default router's agent is dialled by the host PUT /api/v3/router registered, too.
   const specs = routerCertificateSpecs(
     agent,
@@ -45,9 +45,10 @@ export async function reconcilePlatform(
     else waitingFor.push(name);
   }
   let changed = await removeStaleRouterCertificates(agent, specs);
+  const created: CertificateRow[] = [];
   for (const spec of specs) {
     const ca = cas.get(spec.ca);
-    if (ca && (await ensureCertificate(spec, ca, agent.uuid))) changed = true;
+    if (ca && (await ensureCertificate(spec, ca, agent.uuid, created))) changed = true;
   }
   return {
     waitingFor:
@@ -55,6 +56,7 @@ export async function reconcilePlatform(
         ? null
         : `waiting for CA ${waitingFor.join(', ')}: the operator imports it with POST /api/v3/certificates/ca (type k8s-secret)`,
     flags: changed ? ['volumeMounts', 'microserviceList'] : [],
+    created,
   };
 }
 
@@ -71,11 +73,19 @@ export async function fleetCertificateAuthority(name: string): Promise<Certifica
 const sameHosts = (a: readonly string[], b: readonly string[]) =>
   [...new Set(a)].sort().join('\n') === [...new Set(b)].sort().join('\n');
 
-/** Issues `spec` unless the stored certificate already matches it; true when it wrote one. */
+/**
+ * Issues `spec` unless the stored certificate already matches it; true when it wrote one. With `created`,
+ * a certificate that does not exist yet is not written but handed back there, for the caller to write
+ * with other items in one batch write (unconditionally: an agent's certificates are written only by its
+ * own fog reconcile, which its message group runs one at a time, and a repeated run issues an equivalent
+ * certificate for the same spec). A reissue is always written here, conditioned on the version it
+ * replaces.
+ */
 export async function ensureCertificate(
   spec: CertificateSpec,
   ca: CertificateRow,
   agentUuid: string,
+  created?: CertificateRow[],
 ): Promise<boolean> {
   const existing = await getCertificate(spec.name);
   if (
@@ -117,6 +127,10 @@ export async function ensureCertificate(
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,
   };
+  if (!existing && created) {
+    created.push(row);
+    return true;
+  }
   const written = existing ? await replaceCertificate(row, existing.version) : await putNewCertificate(row);
   if (!written) throw new ReconcileError(`Certificate ${spec.name} changed during reconcile; retrying`);
   return true;

@@ -37,7 +37,7 @@ import { CONFLICT, retryOnConflict } from '../retry.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
 import { getCertificate } from '../store/certificates.js';
-import { type ChangeFlag, raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
+import { raiseChangeFlag } from '../store/changes.js';
 import { batchGetItems, keys } from '../store/client.js';
 import { withLock } from '../store/lock.js';
 import {
@@ -60,7 +60,7 @@ export interface RouterReconcileResult {
   /** False when the router has no config to manage (agent gone, router mode none, no default router). */
   managed: boolean;
   written: boolean;
-  /** Whether the agent's flags were raised with the write (`microserviceConfig` and any `alsoRaise`). */
+  /** Whether the agent's `microserviceConfig` flag was raised with the write. */
   told: boolean;
   config: RouterConfig | undefined;
 }
@@ -104,8 +104,11 @@ export interface KnownRouterInputs {
   agent?: AgentRow;
   site?: boolean;
   bridges?: 'full' | 'if-moved';
-  /** Flags the agent is owed besides `microserviceConfig`, raised with it when the config is written. */
-  alsoRaise?: readonly ChangeFlag[];
+  /**
+   * Whether a write raises the agent's `microserviceConfig` flag itself (the default); false when the
+   * caller raises it with a write of its own once everything it changes for the agent is written.
+   */
+  tell?: boolean;
 }
 
 /** A router as placement sees it, with the whole agent row behind it (its site config needs it all). */
@@ -186,8 +189,8 @@ async function writeRouterBridges(
         if (!(await putRouterParts(routerKey, planned.next, planned.changes, version, parts)))
           return CONFLICT;
         if (isHub) usage.hubWrites += 1;
-        if (router.agent)
-          await raiseChangeFlags(router.agent.uuid, ['microserviceConfig', ...(known.alsoRaise ?? [])]);
+        const tell = !!router.agent && known.tell !== false;
+        if (tell) await raiseChangeFlag(router.agent!.uuid, 'microserviceConfig');
         // Rows read before the write may have changed while it was made: recompute if any now disagrees.
         if (!(await stillPlaced(router, planned.changes, planned.desired))) return CONFLICT;
         logger.debug('router config written', {
@@ -195,7 +198,7 @@ async function writeRouterBridges(
           put: planned.changes.put.length,
           removed: planned.changes.remove.length,
         });
-        return { routerKey, managed: true, written: true, told: !!router.agent, config: view };
+        return { routerKey, managed: true, written: true, told: tell, config: view };
       },
       {
         times: 20,

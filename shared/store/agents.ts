@@ -6,6 +6,7 @@ import { agentCertificateToken } from '../domain/router-site.js';
 import { ConflictError } from '../errors.js';
 import {
   batchGetItems,
+  batchWriteItems,
   conditionalWrite,
   documentClient,
   indexes,
@@ -228,19 +229,26 @@ export async function listAgentUuidsByToken(token: string): Promise<string[]> {
  * reconcile's read snapshot answers) and deletes those for `remove`.
  */
 export async function setAgentTokens(uuid: string, add: string[], remove: string[]): Promise<void> {
-  const client = documentClient();
+  const writes = await agentTokenWrites(uuid, add, remove);
+  await batchWriteItems(writes.puts, writes.deletes);
+}
+
+/**
+ * The writes that give an agent the token-index entries `add` (those missing; one batch read) and take
+ * away `remove`, for the caller to make with other items in one batch write.
+ */
+export async function agentTokenWrites(
+  uuid: string,
+  add: readonly string[],
+  remove: readonly string[],
+): Promise<{ puts: Record<string, unknown>[]; deletes: { PK: string; SK: string }[] }> {
   const present = await batchGetItems(add.map((token) => keys.agentToken(token, uuid)));
-  const missing = add.filter((_, index) => !present.has(index));
-  await Promise.all([
-    ...missing.map((token) =>
-      client.send(
-        new PutCommand({ TableName: tableName(), Item: { ...keys.agentToken(token, uuid), uuid, token } }),
-      ),
-    ),
-    ...remove.map((token) =>
-      client.send(new DeleteCommand({ TableName: tableName(), Key: keys.agentToken(token, uuid) })),
-    ),
-  ]);
+  return {
+    puts: add
+      .filter((_, index) => !present.has(index))
+      .map((token) => ({ ...keys.agentToken(token, uuid), uuid, token })),
+    deletes: remove.map((token) => keys.agentToken(token, uuid)),
+  };
 }
 
 export async function listPendingAgentUuids(): Promise<string[]> {

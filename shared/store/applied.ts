@@ -22,8 +22,10 @@ export interface Applied {
 
 export type AppliedOwner = { service: string } | { agent: string };
 
+// An agent's is kept on its router's request record: the request that an agent change sends records the
+// tokens the agent's new tags select in the same write, so its fog reconcile has no intent to write first.
 const keyOf = (owner: AppliedOwner) =>
-  'service' in owner ? keys.applied(`SVC#${owner.service}`) : keys.applied(`AGENT#${owner.agent}`);
+  'service' in owner ? keys.applied(`SVC#${owner.service}`) : keys.routerRequests(owner.agent);
 
 const listOf = (value: unknown): string[] => (value instanceof Set ? [...value].map(String).sort() : []);
 
@@ -101,8 +103,11 @@ export function forgetApplied(owner: AppliedOwner, removed: Partial<Applied>): P
   return changeSets(owner, 'DELETE', removed);
 }
 
-/** Deletes the item once nothing is left in it (a set emptied by DELETE disappears). */
-export async function removeAppliedIfEmpty(owner: AppliedOwner): Promise<void> {
+/**
+ * Deletes a service's item once nothing is left in it (a set emptied by DELETE disappears). An agent's
+ * sets are attributes of its request record, which stays.
+ */
+export async function removeAppliedIfEmpty(owner: { service: string }): Promise<void> {
   await conditionalWrite(
     new DeleteCommand({
       TableName: tableName(),

@@ -46,12 +46,17 @@ export function getCertificate(name: string): Promise<CertificateRow | undefined
   return getItem<CertificateRow>(keys.certificate(name));
 }
 
+/** A certificate as the store holds it (for a batch write with other items). */
+export function certificateItem(row: CertificateRow): Record<string, unknown> {
+  return { ...keys.certificate(row.name), ...row, ...indexAttributes(row) };
+}
+
 /** Stores a new certificate; false when one of that name exists (the caller reads and decides). */
 export function putNewCertificate(row: CertificateRow): Promise<boolean> {
   return conditionalWrite(
     new PutCommand({
       TableName: tableName(),
-      Item: { ...keys.certificate(row.name), ...row, ...indexAttributes(row) },
+      Item: certificateItem(row),
       ConditionExpression: 'attribute_not_exists(PK)',
     }),
   );
@@ -62,7 +67,7 @@ export function replaceCertificate(row: CertificateRow, expectedVersion: number)
   return conditionalWrite(
     new PutCommand({
       TableName: tableName(),
-      Item: { ...keys.certificate(row.name), ...row, ...indexAttributes(row) },
+      Item: certificateItem(row),
       ConditionExpression: '#v = :v',
       ExpressionAttributeNames: { '#v': 'version' },
       ExpressionAttributeValues: { ':v': expectedVersion },

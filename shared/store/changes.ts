@@ -37,20 +37,35 @@ export async function raiseChangeFlag(agentUuid: string, flag: ChangeFlag): Prom
  * rebuild holds while it is above the acknowledgement).
  */
 export async function raiseChangeFlags(agentUuid: string, flags: readonly ChangeFlag[]): Promise<number> {
-  const stamps = flags.map((_, index) => `#flag${index} = if_not_exists(changeSeq, :zero) + :one`);
+  const update = changeFlagsUpdate(flags);
   const { Attributes } = await documentClient().send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.changes(agentUuid),
-      UpdateExpression: `SET changeSeq = if_not_exists(changeSeq, :zero) + :one, ${stamps.join(', ')}, updatedAt = :now`,
-      ExpressionAttributeNames: Object.fromEntries(
-        flags.map((flag, index) => [`#flag${index}`, `seq_${flag}`]),
-      ),
-      ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':now': new Date().toISOString() },
+      UpdateExpression: `SET ${update.set}`,
+      ExpressionAttributeNames: update.names,
+      ExpressionAttributeValues: update.values,
       ReturnValues: 'UPDATED_NEW',
     }),
   );
   return Number(Attributes?.changeSeq ?? 0);
+}
+
+/**
+ * The update that raises `flags` (see `raiseChangeFlags`), to join another SET on the agent's request
+ * record: the fog worker raises what it owes the agent with the write that marks its requests completed.
+ */
+export function changeFlagsUpdate(flags: readonly ChangeFlag[]): {
+  set: string;
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+} {
+  const stamps = flags.map((_, index) => `#flag${index} = if_not_exists(changeSeq, :zero) + :one`);
+  return {
+    set: ['changeSeq = if_not_exists(changeSeq, :zero) + :one', ...stamps, 'updatedAt = :now'].join(', '),
+    names: Object.fromEntries(flags.map((flag, index) => [`#flag${index}`, `seq_${flag}`])),
+    values: { ':zero': 0, ':one': 1, ':now': new Date().toISOString() },
+  };
 }
 
 export interface ChangeState {

@@ -178,7 +178,9 @@ export const keys = {
   }),
   defaultRouter: () => ({ PK: 'DEFAULTROUTER', SK: 'ROUTER' }),
   routerRequests: (routerKey: string) => ({ PK: `ROUTERREQ#${routerKey}`, SK: 'REQ' }),
-  changes: (agentUuid: string) => ({ PK: `CHANGES#${agentUuid}`, SK: 'CHANGES' }),
+  // An agent's change flags live on its router's request record: the fog worker raises them in the same
+  // write that marks its requests completed.
+  changes: (agentUuid: string) => ({ PK: `ROUTERREQ#${agentUuid}`, SK: 'REQ' }),
   portClaim: (port: number) => ({ PK: 'PORTS', SK: `PORT#${String(port).padStart(5, '0')}` }),
   lock: (name: string) => ({ PK: `LOCK#${name}`, SK: 'LOCK' }),
   imageRegistry: (id: number) => ({ PK: `REGISTRY#${id}`, SK: 'REGISTRY' }),

@@ -18,9 +18,11 @@ import {
 import { ReconcileError } from '../errors.js';
 import { faultArmed } from '../faults.js';
 import type { AgentRow } from './agents.js';
+import { type ChangeFlag, changeFlagsUpdate, raiseChangeFlags } from './changes.js';
 import { batchWriteItems, conditionalWrite, documentClient, keys, tableName, withoutKeys } from './client.js';
 import { type PlatformStatusRow, platformStatusUpdate, putPlatformStatus } from './platform.js';
 import { queryAll, queryPartition } from './query.js';
+import { knownAbsent } from './snapshot.js';
 
 export interface DefaultRouterRow {
   host: string;
@@ -103,8 +105,15 @@ interface RouterEntryItem {
   entry: TcpListener | TcpConnector;
 }
 
-/** The base item and every stored entry of a router: one Query of its partition. */
+/**
+ * The base item and every stored entry of a router: one Query of its partition, or none when the read
+ * snapshot in force found no base item (an entry is only ever written under an existing base: see
+ * `putRouterParts` and `deleteRouterConfig`).
+ */
 export async function readStoredRouter(routerKey: string): Promise<StoredRouter> {
+  if (knownAbsent(keys.routerConfig(routerKey))) {
+    return { row: undefined, entries: { listeners: [], connectors: [] } };
+  }
   const items = await queryPartition<Record<string, unknown>>(keys.routerConfig(routerKey).PK);
   const stored: StoredRouter = { row: undefined, entries: { listeners: [], connectors: [] } };
   for (const item of items) {
@@ -180,6 +189,9 @@ export interface RouterEntryChanges {
  * read (0 = not yet created). The base carries no managed entry. Returns false on a lost race: the
  * entries written may then be another computation's, and the caller recomputes from the store and
  * writes again, so the last computation to start is the one that stands.
+ * Entries are only ever written under an existing base item, so a router without one holds none (its
+ * first computation need not look): a first write with entries creates the base first (without
+ * `bridgesFor`, so nothing takes its entries as computed until the second base write says so).
  */
 export async function putRouterParts(
   routerKey: string,
@@ -192,6 +204,11 @@ export async function putRouterParts(
   if (faultArmed('store:router-config-conflict')) return false;
   const stripped = applyDesiredBridges(base, { listeners: [], connectors: [] });
   refuseOversizedRouterConfig(routerKey, stripped);
+  if (expectedVersion === 0 && changes.put.length > 0) {
+    const { bridgesFor: _computedFor, ...created } = parts;
+    if (!(await putRouterConfig(routerKey, stripped, 0, created))) return false;
+    return putRouterParts(routerKey, base, changes, 1, parts);
+  }
   await batchWriteItems(
     changes.put.map(({ map, entry }) => ({
       ...keys.routerEntry(routerKey, map, entry.name),
@@ -304,27 +321,33 @@ export async function getRouterRequests(routerKey: string): Promise<RouterReques
 /**
  * Records that every request up to `seq` is covered by a finished computation (and, when it ran the
  * fabric steps or computed the entries in full, every such request up to `seq` too), with the agent's
- * platform status when it changed: one write.
+ * platform status when it changed and the change flags the computation owes the agent: one write.
  */
 export async function markRouterRequestsCompleted(
   routerKey: string,
   seq: number,
-  ran: { fabric?: boolean; full?: boolean; status?: PlatformStatusRow } = {},
+  ran: { fabric?: boolean; full?: boolean; status?: PlatformStatusRow; raise?: readonly ChangeFlag[] } = {},
 ): Promise<void> {
   const also = (['fabric', 'full'] as const).filter((part) => ran[part]).map((part) => `${part}Completed`);
   const status = ran.status ? platformStatusUpdate(ran.status) : undefined;
+  const flags = ran.raise && ran.raise.length > 0 ? changeFlagsUpdate(ran.raise) : undefined;
   const marked = await conditionalWrite(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.routerRequests(routerKey),
-      UpdateExpression: `SET ${[...['completed', ...also].map((name) => `${name} = :seq`), ...(status ? [status.set] : [])].join(', ')}`,
+      UpdateExpression: `SET ${[
+        ...['completed', ...also].map((name) => `${name} = :seq`),
+        ...(status ? [status.set] : []),
+        ...(flags ? [flags.set] : []),
+      ].join(', ')}`,
       ConditionExpression: 'attribute_not_exists(completed) OR completed < :seq',
-      ExpressionAttributeValues: { ':seq': seq, ...status?.values },
+      ...(flags ? { ExpressionAttributeNames: flags.names } : {}),
+      ExpressionAttributeValues: { ':seq': seq, ...status?.values, ...flags?.values },
     }),
   );
   if (marked) return;
   // A computation whose `completed` lost to a later one still counts for the fabric steps (or the full
-  // computation) it ran, and what it found is still the agent's status.
+  // computation) it ran, what it found is still the agent's status, and what it wrote the agent is owed.
   for (const name of also) {
     await conditionalWrite(
       new UpdateCommand({
@@ -338,9 +361,10 @@ export async function markRouterRequestsCompleted(
     );
   }
   if (ran.status) await putPlatformStatus(routerKey, ran.status);
+  if (flags) await raiseChangeFlags(routerKey, ran.raise!);
 }
 
-/** Deletes a router's base item and every entry stored under it. */
+/** Deletes every entry stored under a router, then its base item (entries never outlive their base). */
 export async function deleteRouterConfig(routerKey: string): Promise<void> {
   const items = await queryAll<{ PK: string; SK: string }>({
     KeyConditionExpression: 'PK = :pk',
@@ -348,10 +372,10 @@ export async function deleteRouterConfig(routerKey: string): Promise<void> {
     ProjectionExpression: 'PK, SK',
     ConsistentRead: true,
   });
-  await batchWriteItems(
-    [],
-    items.map((item) => ({ PK: item.PK, SK: item.SK })),
-  );
+  const base = keys.routerConfig(routerKey);
+  const entries = items.filter((item) => item.SK !== base.SK).map((item) => ({ PK: item.PK, SK: item.SK }));
+  if (entries.length > 0) await batchWriteItems([], entries);
+  if (entries.length < items.length) await batchWriteItems([], [base]);
 }
 
 export async function deleteDefaultRouter(): Promise<void> {

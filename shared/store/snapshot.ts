@@ -20,8 +20,9 @@ const keyString = (key: StoredItem | undefined) => (key ? `${String(key.PK)}\u00
 /**
  * Runs `work` with the items at `itemKeys` read up front in one consistent batch: a GetItem of one of
  * them inside `work` is answered from that read instead of a call of its own. A write to one of them
- * keeps the snapshot true: a put that succeeded becomes the item read, any other write (or a put that
- * failed, say a lost conditional create) drops it, so the next read goes to the store. Other keys are
+ * keeps the snapshot true: a put that succeeded (alone or in a batch write) becomes the item read, a
+ * batch delete makes it absent, any other write (or a put that failed, say a lost conditional create)
+ * drops it, so the next read goes to the store. Other keys are
  * untouched. A reconcile that would otherwise read its twenty inputs one call at a time reads them in
  * one; reading them a little earlier changes nothing, since every write it makes is conditioned on what
  * it read or owned by it alone.
@@ -63,6 +64,15 @@ function snapshotChain(innermost: Snapshot): Snapshot[] {
 function lookUp(chain: readonly Snapshot[], key: string): StoredItem | null | undefined {
   for (const snapshot of chain) if (snapshot.items.has(key)) return snapshot.items.get(key);
   return undefined;
+}
+
+/**
+ * Whether the snapshots in force read `key` and found it absent (and nothing wrote it since): true only
+ * then, with no call. False when it was found, or when no snapshot knows it.
+ */
+export function knownAbsent(key: { PK: string; SK: string }): boolean {
+  const snapshot = snapshotScope.getStore();
+  return !!snapshot && lookUp(snapshotChain(snapshot), keyString(key)) === null;
 }
 
 /** Runs `work` reading the store itself even inside a snapshot: a re-check that must see other writers. */
@@ -131,15 +141,34 @@ export function snapshotMiddleware(next: Handler, context: { commandName?: strin
         return result;
       }
       case 'BatchWriteItemCommand': {
-        // Unconditional puts and deletes: every key written is dropped, read again when asked for.
+        // Unconditional puts and deletes: a held key is what was written once the store took it (put:
+        // the item, delete: absent), and dropped (read again when asked for) if it did not.
         const writes = Object.values(
           (args.input as { RequestItems?: Record<string, BatchWriteRequest[]> }).RequestItems ?? {},
         ).flat();
+        const holders = new Map<string, Snapshot[]>();
         for (const write of writes) {
           const key = keyString(write.PutRequest?.Item ?? write.DeleteRequest?.Key);
-          for (const held of chain) held.items.delete(key);
+          const held = chain.filter((snapshot) => snapshot.items.has(key));
+          for (const snapshot of held) snapshot.items.delete(key);
+          if (held.length > 0) holders.set(key, held);
         }
-        return next(args);
+        const result = await next(args);
+        const unprocessed = new Set(
+          Object.values(
+            (result.output as { UnprocessedItems?: Record<string, BatchWriteRequest[]> }).UnprocessedItems ??
+              {},
+          )
+            .flat()
+            .map((write) => keyString(write.PutRequest?.Item ?? write.DeleteRequest?.Key)),
+        );
+        for (const write of writes) {
+          const key = keyString(write.PutRequest?.Item ?? write.DeleteRequest?.Key);
+          if (unprocessed.has(key)) continue;
+          const item = write.PutRequest ? copyOf(write.PutRequest.Item) : null;
+          for (const snapshot of holders.get(key) ?? []) snapshot.items.set(key, item);
+        }
+        return result;
       }
       default:
         return next(args);
