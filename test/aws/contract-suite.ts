@@ -1206,6 +1206,46 @@ export function defineContractSuite(
         });
       });
 
+      it('a batch write inside a snapshot: its puts become the items read and its deletes make them absent', async () => {
+        // Prepare
+        await writeElsewhere('batch-put', 'v1');
+        await writeElsewhere('batch-deleted', 'v1');
+
+        // Act
+        const seen = await snapshot.withReadSnapshot(
+          [itemKey('batch-put'), itemKey('batch-deleted'), itemKey('batch-absent')],
+          async () => {
+            const before = {
+              absent: snapshot.knownAbsent(itemKey('batch-absent')),
+              present: snapshot.knownAbsent(itemKey('batch-put')),
+              unheld: snapshot.knownAbsent(itemKey('batch-never-read')),
+            };
+            await client.batchWriteItems(
+              [{ ...itemKey('batch-put'), value: 'batch-written' }],
+              [itemKey('batch-deleted')],
+            );
+            // Written elsewhere afterwards: the snapshot answers with what the batch write left.
+            await writeElsewhere('batch-put', 'elsewhere');
+            await writeElsewhere('batch-deleted', 'elsewhere');
+            return {
+              before,
+              put: (await read('batch-put'))?.value,
+              deleted: await read('batch-deleted'),
+              deletedKnownAbsent: snapshot.knownAbsent(itemKey('batch-deleted')),
+            };
+          },
+        );
+
+        // Assess
+        expect(seen).toEqual({
+          before: { absent: true, present: false, unheld: false },
+          put: 'batch-written',
+          deleted: undefined,
+          deletedKnownAbsent: true,
+        });
+        expect(snapshot.knownAbsent(itemKey('batch-absent'))).toBe(false);
+      });
+
       it("a batch read for a queue batch: each record sees what the batch's earlier records wrote", async () => {
         // Prepare: three records, two of one counter, each a read-modify-write conditioned on the version
         // it read (a stale read would lose its conditional write and fail its record).
@@ -1472,6 +1512,47 @@ export function defineContractSuite(
           fabricRequested: undefined,
           fabricCompleted: undefined,
         });
+      });
+
+      it("records the tokens an agent change's tags select with its request, and raises change flags with a completion", async () => {
+        // Prepare: a request counter already ahead (a later computation marked it completed first)
+        const agent = {
+          name: 'agent-intent',
+          tags: ['service.iofog.org/tag: blue', 'team: a'],
+          routerMode: 'edge',
+        };
+        await routers.markRouterRequestsCompleted('agent-intent-late', 5);
+
+        // Act
+        await publishers.enqueueFogReconciles(['agent-intent'], undefined, {
+          agents: { 'agent-intent': agent },
+        });
+        await publishers.enqueueFogReconciles(['agent-intent-none'], undefined, {
+          agents: { 'agent-intent-none': { ...agent, name: 'agent-intent-none', routerMode: 'none' } },
+        });
+        await collect(queues.fog, 2);
+        await routers.markRouterRequestsCompleted('agent-intent', 1, {
+          raise: ['microserviceConfig', 'volumeMounts'],
+        });
+        await routers.markRouterRequestsCompleted('agent-intent-late', 3, { raise: ['microserviceList'] });
+
+        // Assess: the intent is the agent's applied tokens; a router-less agent is indexed under none
+        expect(await applied.getApplied({ agent: 'agent-intent' })).toEqual({
+          tokens: ['blue'],
+          routers: [],
+        });
+        expect(await applied.getApplied({ agent: 'agent-intent-none' })).toEqual({ tokens: [], routers: [] });
+        expect(await routers.getRouterRequests('agent-intent')).toMatchObject({ requested: 1, completed: 1 });
+        const told = await changes.readChangeFlags('agent-intent');
+        expect(
+          Object.entries(told.flags)
+            .filter(([, up]) => up)
+            .map(([flag]) => flag),
+        ).toEqual(['microserviceConfig', 'volumeMounts']);
+        expect(told.lastUpdated).toBe(1);
+        // A completion that lost to a later one still raises what it owes.
+        expect(await routers.getRouterRequests('agent-intent-late')).toMatchObject({ completed: 5 });
+        expect((await changes.readChangeFlags('agent-intent-late')).flags.microserviceList).toBe(true);
       });
 
       it('moves a message received maxReceiveCount times without a delete to the FIFO DLQ', async () => {
