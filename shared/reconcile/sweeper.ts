@@ -5,6 +5,7 @@ import { NotFoundError, ReconcileError } from '../errors.js';
 import { logger } from '../log/logger.js';
 import { enqueueFogReconciles, enqueueServiceReconcile } from '../queue/publishers.js';
 import { listAgentRows, listAgentUuidPage, listPendingAgentUuids } from '../store/agents.js';
+import { adoptLegacyAgentItems } from '../store/legacy.js';
 import { leakedPorts, listPortClaims, releaseBridgePort, returnToAllocator } from '../store/ports.js';
 import {
   type DefaultRouterRow,
@@ -43,7 +44,10 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
   let drifted: string[] = [];
   let driftedServices = 0;
   if (options.full) {
-    for (const agent of await listAgentRows()) routers.add(agent.uuid);
+    const agents = await listAgentRows();
+    // Items an earlier layout kept per agent are adopted before the agents' reconciles are asked for.
+    await adoptLegacyAgentItems(agents.map((agent) => agent.uuid));
+    for (const agent of agents) routers.add(agent.uuid);
     const hub = hubRouterKey(defaultRouter);
     if (hub) routers.add(hub);
   } else {
