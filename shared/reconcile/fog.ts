@@ -17,7 +17,6 @@ import { type ChangeFlag, raiseChangeFlag, raiseChangeFlags } from '../store/cha
 import { batchGetItems, batchWriteItems, keys } from '../store/client.js';
 import { SYSTEM_ACCOUNT } from '../store/nats-identities.js';
 import {
-  getPlatformStatus,
   type PlatformStatusRow,
   platformStatusOf,
   putPlatformStatus,
@@ -73,7 +72,8 @@ async function reconcileFogCounted(message: FogReconcileMessage): Promise<void> 
   // Entries are recomputed in full unless this is an agent change and nobody asked for a full one: then
   // only when what placement reads of the router moved.
   const full = !fabric || (requests.fullRequested ?? 0) > (requests.fullCompleted ?? 0);
-  const converge = () => convergeRouterAndFabric(message, agent, defaultRouter, { fabric, full });
+  const converge = () =>
+    convergeRouterAndFabric(message, agent, defaultRouter, { fabric, full, platform: inputs.platform });
   // The agent's own part reads some twenty items (certificates and their CAs, NATS identities and
   // mounts, statuses): one batch read up front answers them all.
   const outcome = await (agent && fabric ? withReadSnapshot(fabricReadKeys(agent), converge) : converge());
@@ -107,16 +107,16 @@ async function convergeRouterAndFabric(
   message: FogReconcileMessage,
   agent: AgentRow | undefined,
   defaultRouter: DefaultRouterRow | undefined,
-  { fabric, full }: { fabric: boolean; full: boolean },
+  { fabric, full, platform }: { fabric: boolean; full: boolean; platform: PlatformStatusRow | undefined },
 ): Promise<FabricOutcome> {
   const { routerKey } = message;
   let routerWaits: string | null = null;
   let owed: ChangeFlag[] = [];
   if (agent && fabric) {
     // Certificates before the router config: the config names only the ones that exist.
-    const platform = await timeStep('fog: platform', () => convergeAgentItems(agent, defaultRouter));
-    routerWaits = platform.waitingFor;
-    owed = platform.flags;
+    const items = await timeStep('fog: platform', () => convergeAgentItems(agent, defaultRouter));
+    routerWaits = items.waitingFor;
+    owed = items.flags;
   }
   if (!agent && routerKey !== DEFAULT_ROUTER) await deleteRouterConfig(routerKey);
 
@@ -132,7 +132,7 @@ async function convergeRouterAndFabric(
   const raise: ChangeFlag[] = agent ? [...owed, ...(tell ? (['microserviceConfig'] as const) : [])] : [];
   if (!fabric) return { waits: undefined, raise };
   try {
-    return { waits: await reconcileAgentNats(routerKey, agent, routerWaits), raise };
+    return { waits: await reconcileAgentNats(routerKey, agent, routerWaits, platform), raise };
   } catch (error) {
     // What was written stands: the agent is told of it before the message is retried.
     if (raise.length > 0) await raiseChangeFlags(routerKey, raise);
@@ -297,6 +297,8 @@ async function reconcileAgentNats(
   agentUuid: string,
   agent: AgentRow | undefined,
   routerWaits: string | null,
+  /** The status as this reconcile read it (only the router's own reconciles write it). */
+  platform: PlatformStatusRow | undefined,
 ): Promise<string | null | undefined> {
   let natsWaits: string | null;
   try {
@@ -304,7 +306,7 @@ async function reconcileAgentNats(
   } catch (error) {
     if (agent) {
       const waits = joinWaits(routerWaits, `NATS: ${(error as Error).message}`);
-      const status = platformStatusChange(await getPlatformStatus(agent.uuid), waits);
+      const status = platformStatusChange(platform, waits);
       if (status) await putPlatformStatus(agent.uuid, status);
     }
     throw error;
