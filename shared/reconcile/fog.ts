@@ -16,11 +16,7 @@ import { certificateItem } from '../store/certificates.js';
 import { type ChangeFlag, raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
 import { batchGetItems, batchWriteItems, keys } from '../store/client.js';
 import { SYSTEM_ACCOUNT } from '../store/nats-identities.js';
-import {
-  type PlatformStatusRow,
-  platformStatusOf,
-  putPlatformStatus,
-} from '../store/platform.js';
+import { type PlatformStatusRow, platformStatusOf, putPlatformStatus } from '../store/platform.js';
 import {
   type DefaultRouterRow,
   deleteRouterConfig,
