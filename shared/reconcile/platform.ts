@@ -20,9 +20,10 @@ import type { DefaultRouterRow } from '../store/routers.js';
  * The platform step of a fog reconcile: the fleet's certificate authorities (self-signed by fogbridge on
  * a remote control plane the first time an agent is reconciled; on Kubernetes only ever imported by
  * the operator) and the agent's own router certificates, issued or reissued when they are missing, were
- * issued for another host, or were signed by a CA that has since been replaced. A reissue owes the
- * agent its `volumeMounts` and `microserviceList` flags so it fetches the new files: returned in
- * `flags`, for the caller to raise with the router config's own write (or alone when there is none).
+ * issued for another host, or were signed by a CA that has since been replaced. An issue or reissue
+ * owes the agent its `volumeMounts` and `microserviceList` flags so it fetches the new files: returned
+ * in `flags`, for the caller to raise once everything it changes for the agent is written. A
+ * certificate the agent gets for the first time is returned in `created`, for the caller to write.
  * Level-triggered and idempotent like the rest of the fog reconcile; `waitingFor` says what the agent's
  * status waits for.
  */

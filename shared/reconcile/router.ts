@@ -60,8 +60,6 @@ export interface RouterReconcileResult {
   /** False when the router has no config to manage (agent gone, router mode none, no default router). */
   managed: boolean;
   written: boolean;
-  /** Whether the agent's `microserviceConfig` flag was raised with the write. */
-  told: boolean;
   config: RouterConfig | undefined;
 }
 
@@ -149,13 +147,13 @@ async function writeRouterBridges(
   hubLock = false,
 ): Promise<RouterReconcileResult> {
   const router = await routerView(routerKey, defaultRouter, known.agent);
-  if (!router) return { routerKey, managed: false, written: false, told: false, config: undefined };
+  if (!router) return { routerKey, managed: false, written: false, config: undefined };
   if (isKubernetesHub(router)) {
     // On Kubernetes the default router's document is the operator's ConfigMap.
     const apply = async (): Promise<RouterReconcileResult> => {
       const result = await applyHubConfigMap(await desiredBridges(router));
       if (result.written) usage.hubWrites += 1;
-      return { routerKey, managed: true, written: result.written, told: false, config: result.view };
+      return { routerKey, managed: true, written: result.written, config: result.view };
     };
     return hubLock ? underHubLock(routerKey, apply) : apply();
   }
@@ -171,7 +169,6 @@ async function writeRouterBridges(
     routerKey,
     managed: true,
     written: false,
-    told: false,
     config: viewOf(planned),
   });
   let prepared = hubLock ? await plan() : undefined;
@@ -189,8 +186,8 @@ async function writeRouterBridges(
         if (!(await putRouterParts(routerKey, planned.next, planned.changes, version, parts)))
           return CONFLICT;
         if (isHub) usage.hubWrites += 1;
-        const tell = !!router.agent && known.tell !== false;
-        if (tell) await raiseChangeFlag(router.agent!.uuid, 'microserviceConfig');
+        if (router.agent && known.tell !== false)
+          await raiseChangeFlag(router.agent.uuid, 'microserviceConfig');
         // Rows read before the write may have changed while it was made: recompute if any now disagrees.
         if (!(await stillPlaced(router, planned.changes, planned.desired))) return CONFLICT;
         logger.debug('router config written', {
@@ -198,7 +195,7 @@ async function writeRouterBridges(
           put: planned.changes.put.length,
           removed: planned.changes.remove.length,
         });
-        return { routerKey, managed: true, written: true, told: tell, config: view };
+        return { routerKey, managed: true, written: true, config: view };
       },
       {
         times: 20,
