@@ -11,7 +11,7 @@ import {
 import { countOperation, timeStep, usage } from '../metrics/usage.js';
 import type { FogReconcileMessage } from '../queue/messages.js';
 import { type AgentRow, agentTokenWrites, replaceAgentRow } from '../store/agents.js';
-import { forgetApplied, getApplied, recordApplied } from '../store/applied.js';
+import { forgetApplied, getApplied } from '../store/applied.js';
 import { certificateItem } from '../store/certificates.js';
 import { type ChangeFlag, raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
 import { batchGetItems, batchWriteItems, keys } from '../store/client.js';
@@ -28,6 +28,7 @@ import {
 } from '../store/routers.js';
 import type { ServiceRow } from '../store/services.js';
 import { withReadSnapshot } from '../store/snapshot.js';
+import { recordTokenIntent } from '../store/token-index.js';
 import { NATS_HUB_KEY, reconcileNats } from './nats.js';
 import { reconcileNatsHub } from './nats-hub.js';
 import { platformStatusChange, reconcilePlatform } from './platform.js';
@@ -321,9 +322,7 @@ const joinWaits = (...waits: (string | null)[]) => waits.filter(Boolean).join(';
 async function convergeAgentItems(agent: AgentRow, defaultRouter: DefaultRouterRow | undefined) {
   const tokens = agentIndexTokens(agent, config().serviceAnnotationTag);
   const owner = { agent: agent.uuid };
-  const applied = await getApplied(owner);
-  await recordApplied(owner, { tokens: tokens.filter((token) => !applied.tokens.includes(token)) });
-  const stale = applied.tokens.filter((token) => !tokens.includes(token));
+  const stale = await recordTokenIntent(owner, tokens, await getApplied(owner));
   const index = await agentTokenWrites(agent.uuid, tokens, stale);
   const platform = await reconcilePlatform(agent, defaultRouter);
   await batchWriteItems([...index.puts, ...platform.created.map(certificateItem)], index.deletes);

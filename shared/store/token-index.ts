@@ -20,13 +20,26 @@ export async function syncTokenIndex(
   /** Set the owner's `selectionPending` mark in the same write as the new tokens' intent. */
   options: { markSelectionPending?: boolean } = {},
 ): Promise<string[]> {
+  const stale = await recordTokenIntent(owner, desired, applied, options);
+  if ('service' in owner) await setServiceTokens(owner.service, [...desired], stale, listener);
+  else await setAgentTokens(owner.agent, [...desired], stale);
+  return stale;
+}
+
+/**
+ * The first half of `syncTokenIndex`, for a caller that writes the entries itself (with other items):
+ * records the desired tokens not yet applied (intent first) and returns the stale ones.
+ */
+export async function recordTokenIntent(
+  owner: AppliedOwner,
+  desired: readonly string[],
+  applied: Applied,
+  options: { markSelectionPending?: boolean } = {},
+): Promise<string[]> {
   await recordApplied(
     owner,
     { tokens: desired.filter((token) => !applied.tokens.includes(token)) },
     { markSelectionPending: options.markSelectionPending ?? false },
   );
-  const stale = applied.tokens.filter((token) => !desired.includes(token));
-  if ('service' in owner) await setServiceTokens(owner.service, [...desired], stale, listener);
-  else await setAgentTokens(owner.agent, [...desired], stale);
-  return stale;
+  return applied.tokens.filter((token) => !desired.includes(token));
 }
