@@ -363,6 +363,8 @@ export type Config = {
   secrets: { kmsKeyId: string | undefined; localKey: Buffer | undefined };
   /** Fixed credentials for an emulator; the default credential chain when unset. */
   credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  /** The endpoints are the embedded runtime's emulators: requests carry a placeholder signature. */
+  placeholderSignatures: boolean;
   hubLockLeaseMs: number;
   pendingGraceMs: number;
   /** Routers the periodic sweep checks for drift, in a window that rotates over every agent. */
@@ -452,6 +454,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     secrets: { kmsKeyId: e.SECRETS_KMS_KEY_ID, localKey: undefined },
     credentials: undefined,
+    placeholderSignatures: false,
     hubLockLeaseMs: e.HUB_LOCK_LEASE_MS!,
     pendingGraceMs: e.PENDING_GRACE_MS!,
     driftCheckRouters: e.DRIFT_CHECK_ROUTERS!,

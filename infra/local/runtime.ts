@@ -13,6 +13,7 @@ import * as openapi from '../../functions/api/openapi.js';
 import { type Config, loadConfig } from '../../shared/config.js';
 import { type AppContext, createContext, disposeContext, runInContext } from '../../shared/context.js';
 import { logger } from '../../shared/log/logger.js';
+import { placeholderSigner } from '../../shared/placeholder-signer.js';
 import { sweep } from '../../shared/reconcile/sweeper.js';
 import { createTableInput } from '../../shared/store/table.js';
 import { apiGatewayAdapter, type HttpHandler } from './api-gateway.js';
@@ -87,6 +88,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     region,
     endpoint: sqsEndpoint,
     credentials: LOCAL_CREDENTIALS,
+    signer: placeholderSigner,
     useQueueUrlAsEndpoint: false,
   });
   const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 10;
@@ -103,6 +105,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       ? base.secrets
       : { kmsKeyId: undefined, localKey: ensureSecretsKey(dataDir) },
     credentials: LOCAL_CREDENTIALS,
+    placeholderSignatures: true,
     serviceQueueUrl: queues.service,
     fogQueueUrl: queues.fog,
     auth,

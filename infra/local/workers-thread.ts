@@ -6,6 +6,7 @@ import type { Config } from '../../shared/config.js';
 import { createContext, disposeContext } from '../../shared/context.js';
 import { parseAddressDenyList } from '../../shared/domain/hosts.js';
 import { addUsage, resetUsage, type Usage, usage } from '../../shared/metrics/usage.js';
+import { placeholderSigner } from '../../shared/placeholder-signer.js';
 import type { QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
 
@@ -138,6 +139,7 @@ async function runThread(port: NonNullable<typeof parentPort>, settings: ThreadS
     region: config.region,
     endpoint: config.endpoints.sqs,
     ...(config.credentials ? { credentials: config.credentials } : {}),
+    ...(config.placeholderSignatures ? { signer: placeholderSigner } : {}),
     useQueueUrlAsEndpoint: false,
   });
   let workers: Awaited<ReturnType<typeof startReconcileWorkers>>;

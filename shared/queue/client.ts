@@ -1,6 +1,7 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { perContext } from '../context.js';
 import { recordServiceCall, usage } from '../metrics/usage.js';
+import { placeholderSigner } from '../placeholder-signer.js';
 
 /**
  * One SQS client per context. With an endpoint override (LocalStack, the embedded runtime) requests go
@@ -13,6 +14,7 @@ export const sqsClient = perContext(function sqsClient(settings): SQSClient {
     useQueueUrlAsEndpoint: !settings.endpoints.sqs,
     ...(settings.endpoints.sqs ? { endpoint: settings.endpoints.sqs } : {}),
     ...(settings.credentials ? { credentials: settings.credentials } : {}),
+    ...(settings.placeholderSignatures ? { signer: placeholderSigner } : {}),
   });
   if (settings.injectedLatency.sqs > 0) {
     // The benchmark's model of the network between a Lambda and SQS (embedded runtime only).

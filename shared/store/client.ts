@@ -12,6 +12,7 @@ import { mapWithConcurrency } from '../concurrency.js';
 import { config, perContext } from '../context.js';
 import { ConflictError } from '../errors.js';
 import { recordDynamoDbCall } from '../metrics/usage.js';
+import { placeholderSigner } from '../placeholder-signer.js';
 import { snapshotMiddleware } from './snapshot.js';
 
 /**
@@ -25,6 +26,7 @@ export const documentClient = perContext(function dynamoDbClient(settings): Dyna
       maxAttempts: 5,
       ...(settings.endpoints.dynamodb ? { endpoint: settings.endpoints.dynamodb } : {}),
       ...(settings.credentials ? { credentials: settings.credentials } : {}),
+      ...(settings.placeholderSignatures ? { signer: placeholderSigner } : {}),
     }),
     { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } },
   );
