@@ -88,7 +88,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     region,
     endpoint: sqsEndpoint,
     credentials: LOCAL_CREDENTIALS,
-    signer: placeholderSigner,
+    signer: placeholderSigner(region, 'sqs'),
     useQueueUrlAsEndpoint: false,
   });
   const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 10;

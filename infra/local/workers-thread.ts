@@ -139,7 +139,7 @@ async function runThread(port: NonNullable<typeof parentPort>, settings: ThreadS
     region: config.region,
     endpoint: config.endpoints.sqs,
     ...(config.credentials ? { credentials: config.credentials } : {}),
-    ...(config.placeholderSignatures ? { signer: placeholderSigner } : {}),
+    ...(config.placeholderSignatures ? { signer: placeholderSigner(config.region, 'sqs') } : {}),
     useQueueUrlAsEndpoint: false,
   });
   let workers: Awaited<ReturnType<typeof startReconcileWorkers>>;

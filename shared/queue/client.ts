@@ -14,7 +14,7 @@ export const sqsClient = perContext(function sqsClient(settings): SQSClient {
     useQueueUrlAsEndpoint: !settings.endpoints.sqs,
     ...(settings.endpoints.sqs ? { endpoint: settings.endpoints.sqs } : {}),
     ...(settings.credentials ? { credentials: settings.credentials } : {}),
-    ...(settings.placeholderSignatures ? { signer: placeholderSigner } : {}),
+    ...(settings.placeholderSignatures ? { signer: placeholderSigner(settings.region, 'sqs') } : {}),
   });
   if (settings.injectedLatency.sqs > 0) {
     // The benchmark's model of the network between a Lambda and SQS (embedded runtime only).

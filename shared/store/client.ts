@@ -26,7 +26,7 @@ export const documentClient = perContext(function dynamoDbClient(settings): Dyna
       maxAttempts: 5,
       ...(settings.endpoints.dynamodb ? { endpoint: settings.endpoints.dynamodb } : {}),
       ...(settings.credentials ? { credentials: settings.credentials } : {}),
-      ...(settings.placeholderSignatures ? { signer: placeholderSigner } : {}),
+      ...(settings.placeholderSignatures ? { signer: placeholderSigner(settings.region, 'dynamodb') } : {}),
     }),
     { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } },
   );

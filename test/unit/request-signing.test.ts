@@ -65,18 +65,18 @@ describe('request signing', () => {
     }
   });
 
-  it('puts a well-formed placeholder on requests to the embedded emulators, with the date they check', async () => {
+  it('puts a well-formed placeholder on requests to the embedded emulators, with the scope and date they read', async () => {
     // Act
     const headers = await headersOfOneCallEach({ ...base, placeholderSignatures: true });
 
-    // Assess
+    // Assess: the credential scope names the region (fauxqs builds queue URLs and ARNs from it)
     expect(headers).toHaveLength(2);
-    for (const header of headers) {
-      expect(header.authorization).toMatch(
-        /^AWS4-HMAC-SHA256 Credential=local\/\d{8}\/local\/local\/aws4_request, SignedHeaders=host;x-amz-date, Signature=placeholder$/,
-      );
+    for (const [index, service] of ['dynamodb', 'sqs'].entries()) {
+      const header = headers[index]!;
       expect(header['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
-      expect(header.authorization).toContain(`/${String(header['x-amz-date']).slice(0, 8)}/`);
+      expect(header.authorization).toBe(
+        `AWS4-HMAC-SHA256 Credential=local/${String(header['x-amz-date']).slice(0, 8)}/${base.region}/${service}/aws4_request, SignedHeaders=host;x-amz-date, Signature=placeholder`,
+      );
     }
   });
 });
