@@ -105,6 +105,31 @@ export class Observer {
     );
   }
 
+  /**
+   * Every live service's name and provisioning status: the same index query as `services()`, reading
+   * back only those two attributes, so a watch every half second costs the store little.
+   */
+  async serviceStatuses(): Promise<{ name: string; provisioningStatus: string }[]> {
+    const items: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: 'GSI1',
+          KeyConditionExpression: 'GSI1PK = :pk',
+          ExpressionAttributeValues: { ':pk': 'SVC' },
+          ProjectionExpression: '#name, provisioningStatus, deleted',
+          ExpressionAttributeNames: { '#name': 'name' },
+          ExclusiveStartKey: start,
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items.filter((item) => !item.deleted) as never;
+  }
+
   async services(): Promise<
     {
       name: string;

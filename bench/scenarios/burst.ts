@@ -29,13 +29,14 @@ export async function runBurst(
   const readyAt = new Map<string, number>();
   const started = Date.now();
 
-  // Readiness is watched from the first create on (one list read every 250 ms), so each service's time
-  // to ready runs from the answer to its own create, not from the end of the burst.
+  // Readiness is watched from the first create on (one index query every 500 ms, reading back names and
+  // statuses only), so each service's time to ready runs from the answer to its own create, not from
+  // the end of the burst.
   let watching = true;
   const watcher = (async () => {
     while (watching) {
       const now = Date.now();
-      for (const service of await observer.services()) {
+      for (const service of await observer.serviceStatuses()) {
         if (
           service.name.startsWith('s1-') &&
           service.provisioningStatus === 'ready' &&
@@ -47,7 +48,7 @@ export async function runBurst(
       if (readyAt.size >= settings.n) return;
       if (now - started > 900_000)
         throw new Error(`S1: only ${readyAt.size}/${settings.n} ready after 15 minutes`);
-      await sleep(250);
+      await sleep(500);
     }
   })();
   let latencies: number[];
