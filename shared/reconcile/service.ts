@@ -34,7 +34,6 @@ import { type AgentRow, getAgentRow, listAgentUuidsByToken } from '../store/agen
 import { getMicroservice } from '../store/applications.js';
 import {
   type Applied,
-  clearSelectionPending,
   forgetApplied,
   getApplied,
   recordApplied,
@@ -356,8 +355,9 @@ async function fanOut(work: Work, sets: string[], selectionChanged: boolean): Pr
       tokens: applied.tokens.filter((token) => !sets.includes(token)),
       routers: applied.routers.filter((key) => !holding.includes(key)),
     },
+    // Every agent that selects it (old ∪ new tokens) was asked above.
+    { clearSelectionPending: selectionChanged },
   );
-  if (selectionChanged) await clearSelectionPending({ service: row.name });
 }
 
 /** The agents whose distribution tokens include any of `tokens` (token index; rows decide later). */

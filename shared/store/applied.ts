@@ -41,35 +41,26 @@ export async function getApplied(owner: AppliedOwner): Promise<Applied> {
 }
 
 /**
- * Clears a service's pending selection change once every selecting agent was told (see
- * `Applied.selectionPending`; `recordApplied` sets it).
- */
-export async function clearSelectionPending(owner: AppliedOwner): Promise<void> {
-  await documentClient().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keyOf(owner),
-      UpdateExpression: 'REMOVE selectionPending',
-    }),
-  );
-}
-
-/**
- * Adds (`ADD`) or removes (`DELETE`) set members, and with `markSelectionPending` sets that mark in the
- * same write; empty parts are left out (DynamoDB has no empty sets).
+ * Adds (`ADD`) or removes (`DELETE`) set members and, in the same write, sets (`mark`) or clears
+ * (`clear`) the selection-pending mark; empty parts are left out (DynamoDB has no empty sets).
  */
 async function changeSets(
   owner: AppliedOwner,
   action: 'ADD' | 'DELETE',
   change: Partial<Applied>,
-  markSelectionPending = false,
+  selectionPending?: 'mark' | 'clear',
 ) {
   const parts = (['tokens', 'routers'] as const).filter((part) => (change[part]?.length ?? 0) > 0);
-  if (parts.length === 0 && !markSelectionPending) return;
+  if (parts.length === 0 && !selectionPending) return;
   const clauses = [
     ...(parts.length > 0 ? [`${action} ${parts.map((part) => `#${part} :${part}`).join(', ')}`] : []),
-    ...(markSelectionPending ? ['SET selectionPending = :yes'] : []),
+    ...(selectionPending === 'mark' ? ['SET selectionPending = :yes'] : []),
+    ...(selectionPending === 'clear' ? ['REMOVE selectionPending'] : []),
   ];
+  const values = {
+    ...Object.fromEntries(parts.map((part) => [`:${part}`, new Set(change[part])])),
+    ...(selectionPending === 'mark' ? { ':yes': true } : {}),
+  };
   await documentClient().send(
     new UpdateCommand({
       TableName: tableName(),
@@ -78,10 +69,7 @@ async function changeSets(
       ...(parts.length > 0
         ? { ExpressionAttributeNames: Object.fromEntries(parts.map((part) => [`#${part}`, part])) }
         : {}),
-      ExpressionAttributeValues: {
-        ...Object.fromEntries(parts.map((part) => [`:${part}`, new Set(change[part])])),
-        ...(markSelectionPending ? { ':yes': true } : {}),
-      },
+      ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
     }),
   );
 }
@@ -95,12 +83,19 @@ export function recordApplied(
   added: Partial<Applied>,
   options: { markSelectionPending?: boolean } = {},
 ): Promise<void> {
-  return changeSets(owner, 'ADD', added, options.markSelectionPending);
+  return changeSets(owner, 'ADD', added, options.markSelectionPending ? 'mark' : undefined);
 }
 
-/** Forgets what is cleaned up: index entries deleted, routers asked to drop the service. */
-export function forgetApplied(owner: AppliedOwner, removed: Partial<Applied>): Promise<void> {
-  return changeSets(owner, 'DELETE', removed);
+/**
+ * Forgets what is cleaned up: index entries deleted, routers asked to drop the service; with
+ * `clearSelectionPending`, also the pending selection change, once every selecting agent was told.
+ */
+export function forgetApplied(
+  owner: AppliedOwner,
+  removed: Partial<Applied>,
+  options: { clearSelectionPending?: boolean } = {},
+): Promise<void> {
+  return changeSets(owner, 'DELETE', removed, options.clearSelectionPending ? 'clear' : undefined);
 }
 
 /**

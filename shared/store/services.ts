@@ -4,7 +4,7 @@ import type { ProvisioningStatus, ServiceSpec, ServiceView } from '../domain/ser
 import { ConflictError } from '../errors.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
 import { recordApplied } from './applied.js';
-import { conditionalWrite, documentClient, indexes, keys, tableName } from './client.js';
+import { batchWriteItems, conditionalWrite, documentClient, indexes, keys, tableName } from './client.js';
 import { queryIndex, queryPartition } from './query.js';
 
 /**
@@ -204,26 +204,27 @@ export async function listPendingServiceNames(): Promise<
     }));
 }
 
+/**
+ * Writes the service's token index entries for `add` (every desired token, each reconcile: an entry an
+ * interrupted one deleted comes back) and deletes those for `remove`, in one BatchWriteItem (25 at a
+ * time). Unconditional: a service's entries are written only by its own reconcile, one at a time in its
+ * message group.
+ */
 export async function setServiceTokens(
   name: string,
   add: string[],
   remove: string[],
   listener?: TcpListener,
 ): Promise<void> {
-  const client = documentClient();
-  await Promise.all([
-    ...add.map((token) =>
-      client.send(
-        new PutCommand({
-          TableName: tableName(),
-          Item: { ...keys.serviceToken(token, name), name, token, ...(listener ? { listener } : {}) },
-        }),
-      ),
-    ),
-    ...remove.map((token) =>
-      client.send(new DeleteCommand({ TableName: tableName(), Key: keys.serviceToken(token, name) })),
-    ),
-  ]);
+  await batchWriteItems(
+    add.map((token) => ({
+      ...keys.serviceToken(token, name),
+      name,
+      token,
+      ...(listener ? { listener } : {}),
+    })),
+    remove.map((token) => keys.serviceToken(token, name)),
+  );
 }
 
 /** Updates only the status fields, when the row is still at `generation`. */
