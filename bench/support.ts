@@ -109,28 +109,14 @@ export class Observer {
    * Every live service's name and provisioning status: the same index query as `services()`, reading
    * back only those two attributes, so a watch every half second costs the store little.
    */
-  async serviceStatuses(): Promise<{ name: string; provisioningStatus: string }[]> {
-    const items: Record<string, unknown>[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: 'GSI1',
-          KeyConditionExpression: 'GSI1PK = :pk',
-          ExpressionAttributeValues: { ':pk': 'SVC' },
-          ProjectionExpression: '#name, provisioningStatus, deleted',
-          ExpressionAttributeNames: { '#name': 'name' },
-          ExclusiveStartKey: start,
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return items.filter((item) => !item.deleted) as never;
+  serviceStatuses(): Promise<{ name: string; provisioningStatus: string }[]> {
+    return this.liveServices({
+      ProjectionExpression: '#name, provisioningStatus, deleted',
+      ExpressionAttributeNames: { '#name': 'name' },
+    });
   }
 
-  async services(): Promise<
+  services(): Promise<
     {
       name: string;
       provisioningStatus: string;
@@ -139,6 +125,14 @@ export class Observer {
       tags: string[];
     }[]
   > {
+    return this.liveServices({});
+  }
+
+  /** The service rows of the services index, every page, without tombstones. */
+  private async liveServices<T>(projection: {
+    ProjectionExpression?: string;
+    ExpressionAttributeNames?: Record<string, string>;
+  }): Promise<T[]> {
     const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -148,13 +142,14 @@ export class Observer {
           IndexName: 'GSI1',
           KeyConditionExpression: 'GSI1PK = :pk',
           ExpressionAttributeValues: { ':pk': 'SVC' },
+          ...projection,
           ExclusiveStartKey: start,
         }),
       );
       items.push(...(page.Items ?? []));
       start = page.LastEvaluatedKey;
     } while (start);
-    return items.filter((item) => !item.deleted) as never;
+    return items.filter((item) => !item.deleted) as T[];
   }
 
   /**
