@@ -1,15 +1,43 @@
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
-/** A TCP port on loopback that was free a moment ago (the caller retries if it is taken by then). */
-export function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A TCP port that was free a moment ago, for a process the test starts later. Ports the kernel hands out
+ * (listeners on port 0, every outgoing connection's local port) come from the ephemeral range, so a port
+ * taken from there can be someone's connection by the time a server binds it, minutes later. These come
+ * from below that range instead, from a slice of their own for each test worker (files in one worker run
+ * one after another), never the same one twice in a process.
+ */
+export async function freeLoopbackPort(): Promise<number> {
+  for (let tries = 0; tries < PORTS_PER_WORKER; tries++) {
+    const port = nextPortOfThisWorker();
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port in ${sliceStart()}–${sliceStart() + PORTS_PER_WORKER - 1}`);
+}
+
+const PORTS_PER_WORKER = 1_000;
+const FIRST_PORT = 20_000;
+let handedOut = Math.floor(Math.random() * PORTS_PER_WORKER);
+
+/** Worker n of the test pool (1-based) gets ports 20,000 + (n − 1) × 1,000 onwards; others share slice 8. */
+function sliceStart(): number {
+  const worker = Number(process.env.VITEST_POOL_ID);
+  const slice = Number.isInteger(worker) && worker >= 1 && worker <= 7 ? worker - 1 : 7;
+  return FIRST_PORT + slice * PORTS_PER_WORKER;
+}
+
+function nextPortOfThisWorker(): number {
+  handedOut = (handedOut + 1) % PORTS_PER_WORKER;
+  return sliceStart() + handedOut;
+}
+
+/** Whether a server can listen on `port` on every address (as nats-server and kube-apiserver do). */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
   });
 }
 
