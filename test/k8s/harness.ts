@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { acquireLock, cacheRoot, run, sleep } from '../support/go-build.js';
-import { exitedWithin, freeLoopbackPort } from '../support/processes.js';
+import { exitedWithin, freeServerPort } from '../support/processes.js';
 
 export interface KubeApiserver {
   /** Base URL of the apiserver, e.g. `https://127.0.0.1:40123`. */
@@ -207,9 +207,9 @@ async function startOnce(binary: string): Promise<KubeApiserver> {
   await writeFile(tokenFile, `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
 
   const [port, etcdClientPort, etcdPeerPort] = [
-    await freeLoopbackPort(),
-    await freeLoopbackPort(),
-    await freeLoopbackPort(),
+    await freeServerPort(),
+    await freeServerPort(),
+    await freeServerPort(),
   ];
   const url = `https://127.0.0.1:${port}`;
   const args = [

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCertificateAuthority, issueCertificate } from '../../shared/domain/pki.js';
 import { createAgent } from '../fixtures/world.js';
 import { type ApiClient, eventually } from '../support/client.js';
-import { freeLoopbackPort } from '../support/processes.js';
+import { freeServerPort } from '../support/processes.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { type ParsedMicroservice, ScriptedAgent } from '../support/scripted-agent.js';
 import { ensureNatsServerBinary, type NatsServerProcess, startNatsServer } from './harness.js';
@@ -43,7 +43,7 @@ const agent = (name: string) => agents.get(name)!;
 
 async function freePorts() {
   const [serverPort, clusterPort, leafPort, mqttPort, httpPort] = await Promise.all(
-    Array.from({ length: 5 }, () => freeLoopbackPort()),
+    Array.from({ length: 5 }, () => freeServerPort()),
   );
   return {
     serverPort: serverPort!,

@@ -2,13 +2,13 @@ import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
 /**
- * A TCP port that was free a moment ago, for a process the test starts later. Ports the kernel hands out
- * (listeners on port 0, every outgoing connection's local port) come from the ephemeral range, so a port
- * taken from there can be someone's connection by the time a server binds it, minutes later. These come
- * from below that range instead, from a slice of their own for each test worker (files in one worker run
- * one after another), never the same one twice in a process.
+ * A TCP port that was free a moment ago, for a server the test starts later. Ports the kernel hands out
+ * (listeners on port 0, every outgoing connection's local port) come from the ephemeral range (32768–60999
+ * on Linux by default), so a port taken from there can be someone's connection by the time a server
+ * binds it, minutes later. These come from below that range instead, from a slice of their own for each
+ * test worker (files in one worker run one after another), never the same one twice in a process.
  */
-export async function freeLoopbackPort(): Promise<number> {
+export async function freeServerPort(): Promise<number> {
   for (let tries = 0; tries < PORTS_PER_WORKER; tries++) {
     const port = nextPortOfThisWorker();
     if (await bindable(port)) return port;

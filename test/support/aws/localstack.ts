@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { exitedWithin, freeLoopbackPort } from '../processes.js';
+import { exitedWithin, freeServerPort } from '../processes.js';
 import { ensurePythonTool, runLogged, withLockFile } from '../python-tools.js';
 
 /**
@@ -141,7 +141,7 @@ export async function startLocalStack(): Promise<LocalStackServer> {
   const python = await ensureLocalStackInstalled();
   for (let attempt = 0; attempt < 5; attempt++) {
     // The port is free when chosen but could be taken before LocalStack binds it: retry on that.
-    const server = await startOnce(python, await freeLoopbackPort());
+    const server = await startOnce(python, await freeServerPort());
     if (server) {
       log(`LocalStack ${LOCALSTACK_VERSION} (SQS only) listening on ${server.endpoint}`);
       return server;

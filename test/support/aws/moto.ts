@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { exitedWithin, freeLoopbackPort } from '../processes.js';
+import { exitedWithin, freeServerPort } from '../processes.js';
 import { ensurePythonTool } from '../python-tools.js';
 
 /**
@@ -70,7 +70,7 @@ export async function startMoto(): Promise<MotoServer> {
   const motoServer = await ensureMotoInstalled();
   for (let attempt = 0; attempt < 5; attempt++) {
     // The port is free when chosen but could be taken before moto binds it: retry on that.
-    const server = await startOnce(motoServer, await freeLoopbackPort());
+    const server = await startOnce(motoServer, await freeServerPort());
     if (server) {
       log(`moto_server listening on ${server.endpoint}`);
       return server;
