@@ -90,6 +90,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     credentials: LOCAL_CREDENTIALS,
     signer: placeholderSigner(region, 'sqs'),
     useQueueUrlAsEndpoint: false,
+    cacheMiddleware: true,
   });
   const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 10;
   const queues = await ensureQueues(sqs, {

@@ -141,6 +141,7 @@ async function runThread(port: NonNullable<typeof parentPort>, settings: ThreadS
     ...(config.credentials ? { credentials: config.credentials } : {}),
     ...(config.placeholderSignatures ? { signer: placeholderSigner(config.region, 'sqs') } : {}),
     useQueueUrlAsEndpoint: false,
+    cacheMiddleware: true,
   });
   let workers: Awaited<ReturnType<typeof startReconcileWorkers>>;
   try {

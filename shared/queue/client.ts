@@ -11,6 +11,9 @@ export const sqsClient = perContext(function sqsClient(settings): SQSClient {
   const client = new SQSClient({
     region: settings.region,
     maxAttempts: 5,
+    // The middleware stack is resolved once per command type, not on every send (all middleware below is
+    // added before the first send).
+    cacheMiddleware: true,
     useQueueUrlAsEndpoint: !settings.endpoints.sqs,
     ...(settings.endpoints.sqs ? { endpoint: settings.endpoints.sqs } : {}),
     ...(settings.credentials ? { credentials: settings.credentials } : {}),

@@ -5,8 +5,15 @@ import { NotFoundError, ReconcileError } from '../errors.js';
 import { logger } from '../log/logger.js';
 import { enqueueFogReconciles, enqueueServiceReconcile } from '../queue/publishers.js';
 import { listAgentRows, listAgentUuidPage, listPendingAgentUuids } from '../store/agents.js';
+import { keys } from '../store/client.js';
 import { adoptLegacyAgentItems } from '../store/legacy.js';
-import { leakedPorts, listPortClaims, releaseBridgePort, returnToAllocator } from '../store/ports.js';
+import {
+  leakedPorts,
+  listPortClaimPage,
+  type PortClaim,
+  releaseBridgePort,
+  returnToAllocator,
+} from '../store/ports.js';
 import {
   type DefaultRouterRow,
   getDefaultRouter,
@@ -14,7 +21,13 @@ import {
   getRouterRequests,
   putDriftCursor,
 } from '../store/routers.js';
-import { getServiceRow, listPendingServiceNames, listServiceRowPage } from '../store/services.js';
+import {
+  getServiceRow,
+  listPendingServiceNames,
+  listServiceRowPage,
+  type ServiceRow,
+} from '../store/services.js';
+import { withReadSnapshot } from '../store/snapshot.js';
 import { NATS_HUB_KEY } from './nats.js';
 import { routerDrifted } from './router.js';
 import { serviceSetsDrifted } from './service.js';
@@ -145,25 +158,50 @@ async function driftedOrUnknown(key: string, defaultRouter: DefaultRouterRow | u
   }
 }
 
+/**
+ * Claims each sweep checks against their owners: a window taken in port order where the previous sweep
+ * stopped, so a sweep reads a bounded number of service rows however many services there are (every
+ * claim's turn comes within ⌈claims / window⌉ sweeps); its owners are read in batches of 100.
+ */
+const PORT_CHECK_WINDOW = 1_000;
+
 /** Claims whose owner is gone or holds another port, and ports a crashed create took but never claimed. */
 async function releaseOrphanPorts(now: number): Promise<number> {
   let released = 0;
-  for (const claim of await listPortClaims()) {
-    if (now - Date.parse(claim.claimedAt) < config().pendingGraceMs) continue;
-    const owner = await getServiceRow(parsePortOwner(claim.owner).name);
-    if (
-      !owner ||
-      owner.deleted ||
-      portOwner(owner) !== claim.owner ||
-      (owner.bridgePort !== null && owner.bridgePort !== claim.port)
-    ) {
-      await releaseBridgePort(claim.port, claim.owner, config().bridgePorts);
-      released++;
-    }
+  const page = await listPortClaimPage(await getDriftCursor('ports'), PORT_CHECK_WINDOW);
+  await putDriftCursor(page.next, 'ports');
+  const settled = page.claims.filter((claim) => now - Date.parse(claim.claimedAt) >= config().pendingGraceMs);
+  const ownerNames = [...new Set(settled.map((claim) => parsePortOwner(claim.owner).name))];
+  // The window's owners in one batched read pick the suspects; each suspect's owner is read again just
+  // before its claim goes (a create may have adopted the claim since the batch was read).
+  const suspects = await withReadSnapshot(
+    ownerNames.map((name) => keys.service(name)),
+    async () => {
+      const orphaned: PortClaim[] = [];
+      for (const claim of settled) if (orphanedClaim(claim, await claimOwner(claim))) orphaned.push(claim);
+      return orphaned;
+    },
+  );
+  for (const claim of suspects) {
+    if (!orphanedClaim(claim, await claimOwner(claim))) continue;
+    await releaseBridgePort(claim.port, claim.owner, config().bridgePorts);
+    released++;
   }
   for (const port of await leakedPorts(config().bridgePorts)) {
     await returnToAllocator(port, config().bridgePorts);
     released++;
   }
   return released;
+}
+
+const claimOwner = (claim: PortClaim) => getServiceRow(parsePortOwner(claim.owner).name);
+
+/** A claim whose owner is gone, deleted, a later incarnation, or holding another port. */
+function orphanedClaim(claim: PortClaim, owner: ServiceRow | undefined): boolean {
+  return (
+    !owner ||
+    owner.deleted ||
+    portOwner(owner) !== claim.owner ||
+    (owner.bridgePort !== null && owner.bridgePort !== claim.port)
+  );
 }

@@ -158,6 +158,9 @@ export async function getItem<T>(key: { PK: string; SK: string }): Promise<T | u
   return withoutKeys<T>(Item);
 }
 
+/** Where each rotating check of the sweeper stopped: router configs, distribution sets, port claims. */
+export type SweepCursor = 'routers' | 'services' | 'ports';
+
 /** Item keys. One table: a partition key and a sort key, plus four overloaded GSIs. */
 export const keys = {
   service: (name: string) => ({ PK: `SVC#${name}`, SK: 'SVC' }),
@@ -192,9 +195,9 @@ export const keys = {
   applied: (owner: string) => ({ PK: `APPLIED#${owner}`, SK: 'APPLIED' }),
   certificate: (name: string) => ({ PK: `CERT#${name}`, SK: 'CERT' }),
   systemMicroservice: (agentUuid: string, name: string) => ({ PK: `SYSMS#${agentUuid}`, SK: name }),
-  driftCursor: (check: 'routers' | 'services' = 'routers') => ({
+  driftCursor: (check: SweepCursor = 'routers') => ({
     PK: 'SWEEP',
-    SK: check === 'routers' ? 'DRIFTCURSOR' : 'SETCURSOR',
+    SK: { routers: 'DRIFTCURSOR', services: 'SETCURSOR', ports: 'PORTCURSOR' }[check],
   }),
   natsHub: () => ({ PK: 'NATSHUB', SK: 'HUB' }),
   natsOperator: () => ({ PK: 'NATSOPERATOR', SK: 'OPERATOR' }),

@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PortRange } from '../domain/bridge-ports.js';
 import { ConflictError, ContentionError } from '../errors.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
@@ -24,6 +24,29 @@ const ownerKey = (owner: string) => ({ PK: `PORTOWNER#${owner}`, SK: 'PORT' });
 export async function listPortClaims(): Promise<PortClaim[]> {
   const items = await queryPartition<PortClaim>('PORTS');
   return items.map(({ port, owner, claimedAt }) => ({ port, owner, claimedAt }));
+}
+
+/** Up to `limit` claims in port order after `cursor`, and where the next page starts (none at the end). */
+export async function listPortClaimPage(
+  cursor: Record<string, unknown> | undefined,
+  limit: number,
+): Promise<{ claims: PortClaim[]; next: Record<string, unknown> | undefined }> {
+  const page = await documentClient().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': 'PORTS' },
+      ConsistentRead: true,
+      Limit: limit,
+      ExclusiveStartKey: cursor,
+    }),
+  );
+  const claims = ((page.Items ?? []) as PortClaim[]).map(({ port, owner, claimedAt }) => ({
+    port,
+    owner,
+    claimedAt,
+  }));
+  return { claims, next: page.LastEvaluatedKey };
 }
 
 async function getClaim(port: number): Promise<PortClaim | undefined> {

@@ -19,7 +19,15 @@ import { ReconcileError } from '../errors.js';
 import { faultArmed } from '../faults.js';
 import type { AgentRow } from './agents.js';
 import { type ChangeFlag, changeFlagsUpdate, raiseChangeFlags } from './changes.js';
-import { batchWriteItems, conditionalWrite, documentClient, keys, tableName, withoutKeys } from './client.js';
+import {
+  batchWriteItems,
+  conditionalWrite,
+  documentClient,
+  keys,
+  type SweepCursor,
+  tableName,
+  withoutKeys,
+} from './client.js';
 import { type PlatformStatusRow, platformStatusUpdate, putPlatformStatus } from './platform.js';
 import { queryAll, queryPartition } from './query.js';
 import { knownAbsent } from './snapshot.js';
@@ -387,7 +395,7 @@ export async function deleteDefaultRouter(): Promise<void> {
  * (`services`, the distribution-set check); undefined: at the start.
  */
 export async function getDriftCursor(
-  check: 'routers' | 'services' = 'routers',
+  check: SweepCursor = 'routers',
 ): Promise<Record<string, unknown> | undefined> {
   const { Item } = await documentClient().send(
     new GetCommand({ TableName: tableName(), Key: keys.driftCursor(check), ConsistentRead: true }),
@@ -397,7 +405,7 @@ export async function getDriftCursor(
 
 export async function putDriftCursor(
   after: Record<string, unknown> | undefined,
-  check: 'routers' | 'services' = 'routers',
+  check: SweepCursor = 'routers',
 ): Promise<void> {
   await documentClient().send(
     new PutCommand({

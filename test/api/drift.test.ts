@@ -1,5 +1,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sweep } from '../../shared/reconcile/sweeper.js';
 import { createAgent, createHub, fabricSettled } from '../fixtures/world.js';
@@ -203,6 +209,59 @@ describe('the periodic sweep repairs a router config damaged in the store', () =
       'alpha-listener',
       'beta-listener',
     ]);
+  }, 120_000);
+});
+
+describe('the periodic sweep releases bridge ports whose owner is gone', () => {
+  it('a window of 1,000 claims per sweep: 1,100 orphaned claims are all free after two sweeps, the live one kept, the lowest freed port handed to the next create', async () => {
+    // Prepare: no sweep timer; claims count as settled after one second. One live service, then 1,100
+    // claims on the ports above its own whose owners never had a row (creates that crashed after
+    // claiming), written straight into the table an hour old.
+    t = await startTestRuntime({ sweepIntervalMs: 3_600_000, env: { PENDING_GRACE_MS: '1000' } });
+    await createHub(t.api);
+    const keeper = await t.api.post<{ bridgePort: number }>('/api/v3/services', {
+      name: 'keeper',
+      type: 'external',
+      resource: 'keeper.example.com',
+      targetPort: 80,
+    });
+    expect(keeper.status).toBe(201);
+    const kept = keeper.body.bridgePort;
+    const claimedAt = new Date(Date.now() - 3_600_000).toISOString();
+    const orphans = Array.from({ length: 1_100 }, (_, i) => ({
+      PK: 'PORTS',
+      SK: `PORT#${String(kept + 1 + i).padStart(5, '0')}`,
+      port: kept + 1 + i,
+      owner: `crashed-${i}#1`,
+      claimedAt,
+    }));
+    const table = tableOf(t);
+    for (let i = 0; i < orphans.length; i += 25)
+      await table.send(
+        new BatchWriteCommand({
+          RequestItems: { fogbridge: orphans.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
+        }),
+      );
+    table.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+
+    // Act
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await t.inRuntime(() => sweep({ full: false })));
+    const next = await t.api.post<{ bridgePort: number }>('/api/v3/services', {
+      name: 'next',
+      type: 'external',
+      resource: 'next.example.com',
+      targetPort: 80,
+    });
+
+    // Assess: the first window holds the live claim and 999 orphans, the second the other 101, the
+    // third (from the start again) none; the live service keeps its port; the next create gets the
+    // lowest freed one
+    expect(results.map((result) => result.releasedPorts)).toEqual([999, 101, 0]);
+    expect((await t.api.get<{ bridgePort: number }>('/api/v3/services/keeper')).body.bridgePort).toBe(kept);
+    expect(next.status).toBe(201);
+    expect(next.body.bridgePort).toBe(kept + 1);
   }, 120_000);
 });
 
