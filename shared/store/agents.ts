@@ -14,7 +14,7 @@ import {
   tableName,
   withoutKeys,
 } from './client.js';
-import { queryIndex, queryPartition } from './query.js';
+import { queryIndex, queryPage, queryPartition } from './query.js';
 
 export interface AgentRow {
   uuid: string;
@@ -98,19 +98,18 @@ export async function listAgentUuidPage(
   cursor: AgentListCursor | undefined,
   limit: number,
 ): Promise<{ uuids: string[]; next: AgentListCursor | undefined }> {
-  const page = await documentClient().send(
-    new QueryCommand({
-      TableName: tableName(),
+  const { items, next } = await queryPage<{ uuid: string }>(
+    {
       IndexName: indexes.byKind,
       KeyConditionExpression: 'GSI1PK = :kind',
       ExpressionAttributeValues: { ':kind': 'AGENT' },
       ProjectionExpression: '#uuid',
       ExpressionAttributeNames: { '#uuid': 'uuid' },
-      Limit: limit,
-      ExclusiveStartKey: cursor,
-    }),
+    },
+    cursor,
+    limit,
   );
-  return { uuids: (page.Items ?? []).map((item) => String(item.uuid)), next: page.LastEvaluatedKey };
+  return { uuids: items.map((item) => String(item.uuid)), next };
 }
 
 type ClaimKey = { PK: string; SK: string };

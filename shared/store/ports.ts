@@ -1,9 +1,9 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PortRange } from '../domain/bridge-ports.js';
 import { ConflictError, ContentionError } from '../errors.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
 import { conditionalWrite, documentClient, keys, tableName } from './client.js';
-import { queryPartition } from './query.js';
+import { queryPage, queryPartition } from './query.js';
 
 export interface PortClaim {
   port: number;
@@ -31,22 +31,16 @@ export async function listPortClaimPage(
   cursor: Record<string, unknown> | undefined,
   limit: number,
 ): Promise<{ claims: PortClaim[]; next: Record<string, unknown> | undefined }> {
-  const page = await documentClient().send(
-    new QueryCommand({
-      TableName: tableName(),
+  const { items, next } = await queryPage<PortClaim>(
+    {
       KeyConditionExpression: 'PK = :pk',
       ExpressionAttributeValues: { ':pk': 'PORTS' },
       ConsistentRead: true,
-      Limit: limit,
-      ExclusiveStartKey: cursor,
-    }),
+    },
+    cursor,
+    limit,
   );
-  const claims = ((page.Items ?? []) as PortClaim[]).map(({ port, owner, claimedAt }) => ({
-    port,
-    owner,
-    claimedAt,
-  }));
-  return { claims, next: page.LastEvaluatedKey };
+  return { claims: items.map(({ port, owner, claimedAt }) => ({ port, owner, claimedAt })), next };
 }
 
 async function getClaim(port: number): Promise<PortClaim | undefined> {

@@ -15,6 +15,21 @@ export async function queryAll<T>(input: Omit<QueryCommandInput, 'TableName'>): 
   return items;
 }
 
+/**
+ * One page of a Query: up to `limit` items after `cursor`, and where the next page starts (none after
+ * the last). The sweeper's rotating checks walk a list this way, a window per sweep.
+ */
+export async function queryPage<T>(
+  input: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>,
+  cursor: Record<string, unknown> | undefined,
+  limit: number,
+): Promise<{ items: T[]; next: Record<string, unknown> | undefined }> {
+  const page = await documentClient().send(
+    new QueryCommand({ TableName: tableName(), ...input, Limit: limit, ExclusiveStartKey: cursor }),
+  );
+  return { items: (page.Items ?? []) as T[], next: page.LastEvaluatedKey };
+}
+
 export function queryIndex<T>(index: string, partition: string, consistent = false): Promise<T[]> {
   const n = index.replace('GSI', '');
   return queryAll<T>({

@@ -1,11 +1,11 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TcpListener } from '../domain/router-objects.js';
 import type { ProvisioningStatus, ServiceSpec, ServiceView } from '../domain/service.js';
 import { ConflictError } from '../errors.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
 import { recordApplied } from './applied.js';
 import { batchWriteItems, conditionalWrite, documentClient, indexes, keys, tableName } from './client.js';
-import { queryIndex, queryPartition } from './query.js';
+import { queryIndex, queryPage, queryPartition } from './query.js';
 
 /**
  * A service row. Besides the spec and the public status it carries reconcile bookkeeping:
@@ -85,17 +85,16 @@ export async function listServiceRowPage(
   cursor: Record<string, unknown> | undefined,
   limit: number,
 ): Promise<{ rows: ServiceRow[]; next: Record<string, unknown> | undefined }> {
-  const page = await documentClient().send(
-    new QueryCommand({
-      TableName: tableName(),
+  const { items, next } = await queryPage<Record<string, unknown>>(
+    {
       IndexName: indexes.byKind,
       KeyConditionExpression: 'GSI1PK = :kind',
       ExpressionAttributeValues: { ':kind': 'SVC' },
-      Limit: limit,
-      ExclusiveStartKey: cursor,
-    }),
+    },
+    cursor,
+    limit,
   );
-  return { rows: (page.Items ?? []).map((item) => strip(item)!), next: page.LastEvaluatedKey };
+  return { rows: items.map((item) => strip(item)!), next };
 }
 
 export async function listServicesByHub(bridge: string): Promise<ServiceRow[]> {
