@@ -391,8 +391,9 @@ export async function deleteDefaultRouter(): Promise<void> {
 }
 
 /**
- * Where the sweeper's drift check left off in the agent list (`routers`) or in the service list
- * (`services`, the distribution-set check); undefined: at the start.
+ * Where one of the sweeper's rotating checks left off: in the agent list (`routers`, the drift check), in
+ * the service list (`services`, the distribution-set check) or in the port claims (`ports`, the orphan
+ * check); undefined: at the start.
  */
 export async function getDriftCursor(
   check: SweepCursor = 'routers',
