@@ -6,7 +6,12 @@ import { ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import { countOperation, timeStep } from '../metrics/usage.js';
 import { enqueueServiceReconcile } from '../queue/publishers.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
-import { claimBridgePort, claimNewBridgePort, releaseBridgePort } from '../store/ports.js';
+import {
+  claimBridgePort,
+  claimNewBridgePort,
+  releaseBridgePort,
+  returnNewBridgePort,
+} from '../store/ports.js';
 import { getDefaultRouter } from '../store/routers.js';
 import {
   getServiceRow,
@@ -32,7 +37,8 @@ export async function getService(name: string): Promise<ServiceView> {
 
 /**
  * Creates a service. The common case (a name never used, or whose tombstone is gone) takes a bridge port
- * and writes the row with it in one conditional put: six store and queue calls in all. A name with a
+ * and writes the row with it in one conditional put: five store and queue calls in all (the default
+ * router, the allocator, the claim, the row, the reconcile message). A name with a
  * live row is a 409; one whose deletion is still being cleaned up takes the careful path (row first,
  * over the tombstone, then the port). Each step is idempotent and the worker repeats whatever an
  * interrupted create left out; a port claimed for a row that was never written is released by the
@@ -81,23 +87,20 @@ const withPort = (row: ServiceRow, bridgePort: number, hubHost: string | null): 
   ...assignedAddress(config().controlPlane, { ...row, bridgePort }, hubHost),
 });
 
-/** The port, then the row with it, written only if the name has no row at all; undefined otherwise. */
+/**
+ * The port, then the row with it, written only if the name has no row at all; undefined otherwise (the
+ * port handed back). The row is the only record of whose port it is, so a row found holding this very
+ * port under this owner is this call's own write (a put retried after its answer was lost).
+ */
 async function createFreshService(base: ServiceRow, hubHost: string | null): Promise<ServiceRow | undefined> {
   const owner = portOwner(base);
   const port = await claimNewBridgePort(owner, config().bridgePorts);
-  if (port === undefined) return undefined;
   const row = withPort(base, port, hubHost);
   if (await putServiceRowIfAbsent(row)) return row;
-  // The name is taken. The port goes back at once unless a live row of the same owner may be using it (a
-  // concurrent create of the same name can adopt this claim); then the sweeper decides once it settled.
-  // A tombstone never claims: the create over it takes the next incarnation's port.
   const existing = await getServiceRow(base.name);
-  const adoptable =
-    existing !== undefined &&
-    !existing.deleted &&
-    portOwner(existing) === owner &&
-    (existing.bridgePort === null || existing.bridgePort === port);
-  if (!adoptable) await releaseBridgePort(port, owner, config().bridgePorts);
+  if (existing && !existing.deleted && portOwner(existing) === owner && existing.bridgePort === port)
+    return existing;
+  await returnNewBridgePort(port, owner, config().bridgePorts);
   return undefined;
 }
 

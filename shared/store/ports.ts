@@ -112,36 +112,30 @@ export async function claimBridgePort(owner: string, range: PortRange): Promise<
 }
 
 /**
- * Claims a port for an owner that has never held one (a service being created): no look-up first. The
- * allocator is asked in one call (counter and released set together); the owner record is written only
- * if absent, so an owner that did hold a port after all (an earlier incarnation's) is never given a
- * second: the claim is handed back and undefined returned, and the caller takes the careful path.
+ * Claims a port for a service being created: no look-up first, one allocator call (counter and released
+ * set together), then the claim. No owner record: the caller's conditional put of the row that carries
+ * the port records who holds it, and a caller whose row put loses hands the claim back with
+ * `returnNewBridgePort` (a crash in between leaves a claim without a row, which the sweeper releases).
  */
-export function claimNewBridgePort(owner: string, range: PortRange): Promise<number | undefined> {
-  return claimPort(owner, range, takeCandidate, async (port) => {
-    const recorded = await conditionalWrite(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...ownerKey(owner), port },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
-    if (recorded) return port;
-    await releaseBridgePortClaim(port, owner, range);
-    return undefined;
-  });
+export function claimNewBridgePort(owner: string, range: PortRange): Promise<number> {
+  return claimPort(owner, range, takeCandidate, async (port) => port);
+}
+
+/** Hands back a claim `claimNewBridgePort` made for `owner` (no owner record to remove). */
+export async function returnNewBridgePort(port: number, owner: string, range: PortRange): Promise<void> {
+  if (await deleteClaim(port, owner)) await returnToAllocator(port, range);
 }
 
 /**
  * Takes candidates until a claim put wins (a port claimed outside the allocator, by another range
  * setting or an older claim, is skipped), then records the owner as `recordOwner` decides.
  */
-function claimPort<T extends number | undefined>(
+function claimPort(
   owner: string,
   range: PortRange,
   take: (range: PortRange) => Promise<number | undefined>,
-  recordOwner: (port: number) => Promise<T>,
-): Promise<T> {
+  recordOwner: (port: number) => Promise<number>,
+): Promise<number> {
   return retryOnConflict(
     async () => {
       const port = await take(range);
@@ -174,11 +168,6 @@ async function takeCandidate(range: PortRange): Promise<number | undefined> {
   if (released.length === 0) return counted <= range.to ? counted : undefined;
   if (counted <= range.to) await returnToAllocator(counted, range);
   return (await nextCandidate(range)) ?? undefined;
-}
-
-/** Deletes a claim this owner holds and returns the port to the allocator (the owner record untouched). */
-async function releaseBridgePortClaim(port: number, owner: string, range: PortRange): Promise<void> {
-  if (await deleteClaim(port, owner)) await returnToAllocator(port, range);
 }
 
 /** Deletes the claim of `port` if `owner` holds it; true when it did. */

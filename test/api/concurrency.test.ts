@@ -132,4 +132,42 @@ describe('concurrent writers never lose an update nor share a port', () => {
       .poll(async () => sortedKeys((await agentConfig()).bridges?.tcpListeners), poll)
       .toEqual(survivors.map((name) => `${name}-listener`));
   });
+
+  it('lets one of 10 concurrent creates of one name win; the nine losers hand their ports back', async () => {
+    // Prepare: the ten lowest ports no live service holds (the deletes above freed many)
+    const held = new Set((await listServices()).map((service) => service.bridgePort));
+    const free: number[] = [];
+    for (let port = 10024; free.length < 10; port++) if (!held.has(port)) free.push(port);
+    const body = (name: string) => ({
+      name,
+      type: 'external',
+      resource: `${name}.backend.example.com`,
+      targetPort: 443,
+    });
+
+    // Act
+    const race = await Promise.all(
+      Array.from({ length: 10 }, () => api.post<Service>('/api/v3/services', body('contested'))),
+    );
+    const after: Service[] = [];
+    for (let i = 0; i < 9; i++)
+      after.push((await api.post<Service>('/api/v3/services', body(`after-${i}`))).body);
+
+    // Assess: one 201, nine 409s; the winner's port and the next nine creates' are exactly the ten
+    // lowest free ports (a loser that kept its claim would push a later create past them)
+    const winners = race.filter((response) => response.status === 201);
+    expect(winners).toHaveLength(1);
+    const losers = race.filter((response) => response.status !== 201);
+    expect(losers.map((response) => [response.status, response.body])).toEqual(
+      Array.from({ length: 9 }, () => [
+        409,
+        { name: 'ConflictError', message: 'Service with name contested already exists' },
+      ]),
+    );
+    const given = [winners[0]!.body.bridgePort, ...after.map((service) => service.bridgePort)];
+    expect([...given].sort((a, b) => a - b)).toEqual(free);
+    expect((await api.get<Service>('/api/v3/services/contested')).body.bridgePort).toBe(
+      winners[0]!.body.bridgePort,
+    );
+  });
 });

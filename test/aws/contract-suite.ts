@@ -543,19 +543,30 @@ export function defineContractSuite(
         ).toHaveLength(30);
       });
 
-      it('never gives an owner that already holds a port a second one: its new claim is handed back', async () => {
-        // Prepare
-        const held = await ports.claimBridgePort('holder#1', { from: 21_100, to: 21_109 });
+      it('takes a handed-back claim out of the claims and gives its port to the next new owner', async () => {
+        // Prepare: a create whose row put lost (its name was taken) holds the middle one of three ports
+        const small = { from: 21_100, to: 21_109 };
+        const first = await ports.claimNewBridgePort('first#1', small);
+        const loser = await ports.claimNewBridgePort('loser#1', small);
+        const third = await ports.claimNewBridgePort('third#1', small);
 
         // Act
-        const second = await ports.claimNewBridgePort('holder#1', { from: 21_100, to: 21_109 });
+        await ports.returnNewBridgePort(loser, 'loser#1', small);
+        // A hand-back under another owner's name changes nothing.
+        await ports.returnNewBridgePort(third, 'loser#1', small);
+        const next = await ports.claimNewBridgePort('next#1', small);
 
         // Assess
-        expect(second).toBeUndefined();
-        const claims = (await ports.listPortClaims()).filter((claim) => claim.owner === 'holder#1');
-        expect(claims.map((claim) => claim.port)).toEqual([held]);
-        // The handed-back port is the next one given out.
-        expect(await ports.claimNewBridgePort('next#1', { from: 21_100, to: 21_109 })).toBe(held + 1);
+        expect([first, loser, third]).toEqual([21_100, 21_101, 21_102]);
+        expect(next).toBe(loser);
+        const claims = (await ports.listPortClaims()).filter(
+          (claim) => claim.port >= small.from && claim.port <= small.to,
+        );
+        expect(claims.map(({ port, owner }) => `${port} ${owner}`)).toEqual([
+          '21100 first#1',
+          '21101 next#1',
+          '21102 third#1',
+        ]);
       });
 
       it('reports a port taken and never claimed as leaked only from the sweep after the one that saw it taken', async () => {
