@@ -245,13 +245,26 @@ async function syncServiceSets(work: Work): Promise<{ sets: string[]; selectionC
 }
 
 /**
- * Whether a converged service's distribution sets lack its listener (a lost write, a hand edit): reads
- * only, for the sweeper's drift check.
+ * The converged services among `rows` whose distribution sets lack their listener or hold another (a
+ * lost write, a hand edit): reads only, every set entry of the window in one batched read, for the
+ * sweeper's drift check.
  */
-export async function serviceSetsDrifted(row: ServiceRow): Promise<boolean> {
-  if (row.deleted || row.observedGeneration < row.generation) return false;
-  const sets = listenerSetsOfService(row.tags);
-  return setsDiffer(row.name, sets, selectedListener(row), { tokens: sets, routers: [] });
+export async function servicesWithDriftedSets(rows: readonly ServiceRow[]): Promise<ServiceRow[]> {
+  const converged = rows.filter((row) => !row.deleted && row.observedGeneration >= row.generation);
+  const entries = converged.flatMap((row) =>
+    listenerSetsOfService(row.tags).map((set) => ({ row, key: keys.serviceToken(set, row.name) })),
+  );
+  const found = await batchGetItems<{ listener?: TcpListener }>(entries.map((entry) => entry.key));
+  const drifted = new Set(
+    entries
+      .filter(
+        ({ row }, index) =>
+          canonicalJson(found.get(index)?.listener) !== canonicalJson(selectedListener(row)) ||
+          !found.has(index),
+      )
+      .map(({ row }) => row),
+  );
+  return converged.filter((row) => drifted.has(row));
 }
 
 /** Whether the sets hold anything else for the service than `listener` in each of `sets` and nowhere else. */

@@ -30,7 +30,7 @@ import {
 import { withReadSnapshot } from '../store/snapshot.js';
 import { NATS_HUB_KEY } from './nats.js';
 import { routerDrifted } from './router.js';
-import { serviceSetsDrifted } from './service.js';
+import { servicesWithDriftedSets } from './service.js';
 
 export interface SweepResult {
   services: number;
@@ -124,8 +124,7 @@ async function redriveDriftedServiceSets(now: number): Promise<number> {
   if (window === 0) return 0;
   const page = await listServiceRowPage(await getDriftCursor('services'), window);
   await putDriftCursor(page.next, 'services');
-  const checks = await Promise.all(page.rows.map((row) => serviceSetsDrifted(row)));
-  const drifted = page.rows.filter((_, index) => checks[index]);
+  const drifted = await servicesWithDriftedSets(page.rows);
   if (drifted.length === 0) return 0;
   logger.warn('distribution sets drifted from the store; re-driving their services', {
     services: drifted.map((row) => row.name),
