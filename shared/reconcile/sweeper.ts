@@ -29,7 +29,7 @@ import {
 } from '../store/services.js';
 import { withReadSnapshot } from '../store/snapshot.js';
 import { NATS_HUB_KEY } from './nats.js';
-import { routerDrifted } from './router.js';
+import { hubDriftedInWindows, routerDrifted } from './router.js';
 import { servicesWithDriftedSets } from './service.js';
 
 export interface SweepResult {
@@ -64,8 +64,10 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
     const hub = hubRouterKey(defaultRouter);
     if (hub) routers.add(hub);
   } else {
-    drifted = await findDriftedRouters(defaultRouter);
-    driftedServices = await redriveDriftedServiceSets(now);
+    // One window of services serves both checks that start from services: their sets and the hub.
+    const services = await nextServiceWindow();
+    drifted = await findDriftedRouters(defaultRouter, services);
+    driftedServices = await redriveDriftedServiceSets(services, now);
     // Reported before they are re-driven: a queued request is how a router that is catching up looks.
     await reportDrift(drifted);
     for (const key of drifted) routers.add(key);
@@ -94,37 +96,64 @@ async function redrivePendingServices(graceMs: number, now: number): Promise<num
 const DRIFT_CHECK_CONCURRENCY = 8;
 
 /**
- * The drift check: the hub and the next `DRIFT_CHECK_ROUTERS` agents after where the previous sweep
- * stopped are recomputed from the store and compared with their configs (reads only). No message has
- * to arrive for a router to be repaired: every agent's turn comes within ⌈agents / window⌉ sweeps.
+ * The drift check: the next `DRIFT_CHECK_ROUTERS` agents after where the previous sweep stopped are
+ * recomputed from the store and compared with their configs (reads only), and the hub is checked in
+ * windows (`hubDriftedInWindows`: its own part, the window's services' entries on it, and the next
+ * 2 × `DRIFT_CHECK_ROUTERS` of the entries it holds). No message has to arrive for a router to be
+ * repaired: every agent's turn comes within ⌈agents / window⌉ sweeps, and every hub entry's within
+ * ⌈services / window⌉.
  */
-async function findDriftedRouters(defaultRouter: DefaultRouterRow | undefined): Promise<string[]> {
+async function findDriftedRouters(
+  defaultRouter: DefaultRouterRow | undefined,
+  services: readonly ServiceRow[],
+): Promise<string[]> {
   const window = config().driftCheckRouters;
   if (window === 0) return [];
   const page = await listAgentUuidPage(await getDriftCursor(), window);
   await putDriftCursor(page.next);
   const hub = hubRouterKey(defaultRouter);
-  const keys = [...new Set([...(hub ? [hub] : []), ...page.uuids])];
+  const agents = page.uuids.filter((uuid) => uuid !== hub);
   const drifted: string[] = [];
-  for (let i = 0; i < keys.length; i += DRIFT_CHECK_CONCURRENCY) {
-    const batch = keys.slice(i, i + DRIFT_CHECK_CONCURRENCY);
-    const checks = await Promise.all(batch.map((key) => driftedOrUnknown(key, defaultRouter)));
+  if (hub) {
+    const checked = await driftedOrUnknown(async () => {
+      const result = await hubDriftedInWindows(
+        hub,
+        defaultRouter,
+        services,
+        await getDriftCursor('hub'),
+        2 * window,
+      );
+      await putDriftCursor(result.next, 'hub');
+      return result.drifted;
+    });
+    if (checked) drifted.push(hub);
+  }
+  for (let i = 0; i < agents.length; i += DRIFT_CHECK_CONCURRENCY) {
+    const batch = agents.slice(i, i + DRIFT_CHECK_CONCURRENCY);
+    const checks = await Promise.all(
+      batch.map((key) => driftedOrUnknown(() => routerDrifted(key, defaultRouter))),
+    );
     drifted.push(...batch.filter((_, index) => checks[index]));
   }
   return drifted;
 }
 
-/**
- * The distribution-set half of the drift check: the next `DRIFT_CHECK_ROUTERS` services are checked
- * against their set entries (the listener every selecting agent's config is composed with); a service
- * whose entries are missing or wrong is re-driven, and its reconcile rewrites them and tells the agents.
- */
-async function redriveDriftedServiceSets(now: number): Promise<number> {
+/** The next `DRIFT_CHECK_ROUTERS` services after where the previous sweep stopped (none with it 0). */
+async function nextServiceWindow(): Promise<ServiceRow[]> {
   const window = config().driftCheckRouters;
-  if (window === 0) return 0;
+  if (window === 0) return [];
   const page = await listServiceRowPage(await getDriftCursor('services'), window);
   await putDriftCursor(page.next, 'services');
-  const drifted = await servicesWithDriftedSets(page.rows);
+  return page.rows;
+}
+
+/**
+ * The distribution-set half of the drift check: the window's services are checked against their set
+ * entries (the listener every selecting agent's config is composed with); a service whose entries are
+ * missing or wrong is re-driven, and its reconcile rewrites them and tells the agents.
+ */
+async function redriveDriftedServiceSets(services: readonly ServiceRow[], now: number): Promise<number> {
+  const drifted = await servicesWithDriftedSets(services);
   if (drifted.length === 0) return 0;
   logger.warn('distribution sets drifted from the store; re-driving their services', {
     services: drifted.map((row) => row.name),
@@ -148,9 +177,9 @@ async function reportDrift(drifted: string[]): Promise<void> {
 }
 
 /** A router whose desired state cannot be computed now (its hub ConfigMap missing) is left to reconcile. */
-async function driftedOrUnknown(key: string, defaultRouter: DefaultRouterRow | undefined): Promise<boolean> {
+async function driftedOrUnknown(check: () => Promise<boolean>): Promise<boolean> {
   try {
-    return await routerDrifted(key, defaultRouter);
+    return await check();
   } catch (error) {
     if (error instanceof ReconcileError || error instanceof NotFoundError) return false;
     throw error;

@@ -158,8 +158,11 @@ export async function getItem<T>(key: { PK: string; SK: string }): Promise<T | u
   return withoutKeys<T>(Item);
 }
 
-/** Where each rotating check of the sweeper stopped: router configs, distribution sets, port claims. */
-export type SweepCursor = 'routers' | 'services' | 'ports';
+/**
+ * Where each rotating check of the sweeper stopped: router configs, distribution sets, port claims, the
+ * hub's entries.
+ */
+export type SweepCursor = 'routers' | 'services' | 'ports' | 'hub';
 
 /** Item keys. One table: a partition key and a sort key, plus four overloaded GSIs. */
 export const keys = {
@@ -197,7 +200,7 @@ export const keys = {
   systemMicroservice: (agentUuid: string, name: string) => ({ PK: `SYSMS#${agentUuid}`, SK: name }),
   driftCursor: (check: SweepCursor = 'routers') => ({
     PK: 'SWEEP',
-    SK: { routers: 'DRIFTCURSOR', services: 'SETCURSOR', ports: 'PORTCURSOR' }[check],
+    SK: { routers: 'DRIFTCURSOR', services: 'SETCURSOR', ports: 'PORTCURSOR', hub: 'HUBCURSOR' }[check],
   }),
   natsHub: () => ({ PK: 'NATSHUB', SK: 'HUB' }),
   natsOperator: () => ({ PK: 'NATSOPERATOR', SK: 'OPERATOR' }),

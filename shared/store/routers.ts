@@ -29,7 +29,7 @@ import {
   withoutKeys,
 } from './client.js';
 import { type PlatformStatusRow, platformStatusUpdate, putPlatformStatus } from './platform.js';
-import { queryAll, queryPartition } from './query.js';
+import { queryAll, queryPage, queryPartition } from './query.js';
 import { knownAbsent } from './snapshot.js';
 
 export interface DefaultRouterRow {
@@ -135,6 +135,41 @@ function addEntry(entries: DesiredBridges, item: RouterEntryItem | undefined): v
   if (!item?.entry) return;
   if (item.SK.startsWith('ENTRY#tcpListeners#')) entries.listeners.push(item.entry as TcpListener);
   else if (item.SK.startsWith('ENTRY#tcpConnectors#')) entries.connectors.push(item.entry as TcpConnector);
+}
+
+/** A managed entry stored under a router, with the name of the service it belongs to. */
+export interface StoredRouterEntry {
+  service: string;
+  map: BridgeMap;
+  entry: TcpListener | TcpConnector;
+}
+
+/**
+ * Up to `limit` of the entries stored under a router, in key order after `cursor`, and where the next
+ * page starts (none after the last). A cursor left in another router's partition starts from the top.
+ */
+export async function listRouterEntryPage(
+  routerKey: string,
+  cursor: Record<string, unknown> | undefined,
+  limit: number,
+): Promise<{ entries: StoredRouterEntry[]; next: Record<string, unknown> | undefined }> {
+  const partition = keys.routerConfig(routerKey).PK;
+  const { items, next } = await queryPage<RouterEntryItem>(
+    {
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :entry)',
+      ExpressionAttributeValues: { ':pk': partition, ':entry': 'ENTRY#' },
+      ConsistentRead: true,
+    },
+    cursor?.PK === partition ? cursor : undefined,
+    limit,
+  );
+  const entries = items.flatMap((item): StoredRouterEntry[] => {
+    const map = item.SK.startsWith('ENTRY#tcpListeners#') ? 'tcpListeners' : 'tcpConnectors';
+    const name = item.SK.slice(`ENTRY#${map}#`.length);
+    const service = name.replace(map === 'tcpListeners' ? /-listener$/ : /-connector$/, '');
+    return item.entry ? [{ service, map, entry: item.entry }] : [];
+  });
+  return { entries, next };
 }
 
 /** The keys of one service's two entries under a router (its listener and its connector). */
@@ -392,8 +427,8 @@ export async function deleteDefaultRouter(): Promise<void> {
 
 /**
  * Where one of the sweeper's rotating checks left off: in the agent list (`routers`, the drift check), in
- * the service list (`services`, the distribution-set check) or in the port claims (`ports`, the orphan
- * check); undefined: at the start.
+ * the service list (`services`, the distribution-set and hub-entry checks), in the port claims (`ports`,
+ * the orphan check) or in the hub's stored entries (`hub`); undefined: at the start.
  */
 export async function getDriftCursor(
   check: SweepCursor = 'routers',

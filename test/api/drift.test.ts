@@ -48,21 +48,30 @@ function tableOf(runtime: TestRuntime) {
  * that service's listener entry (the hub's listeners are stored under the hub).
  */
 async function damageRouterConfig(runtime: TestRuntime, routerKey: string, remove?: string): Promise<void> {
+  if (remove) await removeListenerEntry(runtime, routerKey, remove);
+  await addGhostListener(runtime, routerKey);
+}
+
+/** Deletes a service's listener entry stored under a router. */
+async function removeListenerEntry(runtime: TestRuntime, routerKey: string, service: string): Promise<void> {
   const table = tableOf(runtime);
-  const partition = `ROUTERCFG#${routerKey}`;
-  if (remove) {
-    const key = { PK: partition, SK: `ENTRY#tcpListeners#${remove}-listener` };
-    const { Item } = await table.send(
-      new GetCommand({ TableName: 'fogbridge', Key: key, ConsistentRead: true }),
-    );
-    expect(Item?.entry).toEqual(expect.objectContaining({ name: `${remove}-listener` }));
-    await table.send(new DeleteCommand({ TableName: 'fogbridge', Key: key }));
-  }
+  const key = { PK: `ROUTERCFG#${routerKey}`, SK: `ENTRY#tcpListeners#${service}-listener` };
+  const { Item } = await table.send(
+    new GetCommand({ TableName: 'fogbridge', Key: key, ConsistentRead: true }),
+  );
+  expect(Item?.entry).toEqual(expect.objectContaining({ name: `${service}-listener` }));
+  await table.send(new DeleteCommand({ TableName: 'fogbridge', Key: key }));
+  table.destroy();
+}
+
+/** Stores a listener no service owns under a router. */
+async function addGhostListener(runtime: TestRuntime, routerKey: string): Promise<void> {
+  const table = tableOf(runtime);
   await table.send(
     new PutCommand({
       TableName: 'fogbridge',
       Item: {
-        PK: partition,
+        PK: `ROUTERCFG#${routerKey}`,
         SK: 'ENTRY#tcpListeners#ghost-listener',
         routerKey,
         entry: { name: 'ghost-listener', port: '10999', address: 'ghost' },
@@ -190,7 +199,41 @@ describe('the periodic sweep repairs a router config damaged in the store', () =
     expect(after.map((result) => result.driftedServices)).toEqual([0, 0]);
   }, 120_000);
 
-  it('the hub is checked on every sweep, and the sweep timer repairs it with no request sent', async () => {
+  it("the hub's entries are checked in windows: a lost one within ⌈services / DRIFT_CHECK_ROUTERS⌉ sweeps, a stray one within ⌈entries / (2 × DRIFT_CHECK_ROUTERS)⌉", async () => {
+    // Prepare: the sweep timer is off; each sweep checks one service's entries on the hub and two of the
+    // entries the hub holds (alpha's and beta's listener and connector). Beta's listener is lost.
+    t = await startTestRuntime({ sweepIntervalMs: 3_600_000, env: { DRIFT_CHECK_ROUTERS: '1' } });
+    const { hub, agents } = await driftWorld(t.api);
+    await quiescent(t, [hub, ...agents]);
+    await removeListenerEntry(t, hub, 'beta');
+
+    // Act: two sweeps (alpha's turn, then beta's); once the hub is repaired, a stray listener is added
+    // and three sweeps run (five entries, two a sweep)
+    const lost = [];
+    for (let i = 0; i < 2; i++) lost.push((await t.inRuntime(() => sweep({ full: false }))).drifted);
+    await eventually(
+      async () =>
+        (await listenersOf(t!.api, hub)).join() === 'alpha-listener,beta-listener' ? true : undefined,
+      'the hub to hold beta-listener again',
+    );
+    await quiescent(t, [hub]);
+    await addGhostListener(t, hub);
+    const stray = [];
+    for (let i = 0; i < 3; i++) stray.push((await t.inRuntime(() => sweep({ full: false }))).drifted);
+
+    // Assess: alpha's sweep found nothing, beta's found the hub; exactly one of the next three found the
+    // stray listener, which the hub no longer holds
+    expect(lost).toEqual([0, 1]);
+    expect([...stray].sort()).toEqual([0, 0, 1]);
+    await eventually(
+      async () =>
+        (await listenersOf(t!.api, hub)).join() === 'alpha-listener,beta-listener' ? true : undefined,
+      'the hub to drop ghost-listener',
+    );
+    expect((await t.inRuntime(() => sweep({ full: false }))).drifted).toBe(0);
+  }, 120_000);
+
+  it('the sweep timer repairs the hub with no request sent', async () => {
     // Prepare
     t = await startTestRuntime({ sweepIntervalMs: 1_000, env: { DRIFT_CHECK_ROUTERS: '1' } });
     const { hub } = await driftWorld(t.api);
