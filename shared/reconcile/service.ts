@@ -259,8 +259,8 @@ export async function servicesWithDriftedSets(rows: readonly ServiceRow[]): Prom
     entries
       .filter(
         ({ row }, index) =>
-          canonicalJson(found.get(index)?.listener) !== canonicalJson(selectedListener(row)) ||
-          !found.has(index),
+          !found.has(index) ||
+          canonicalJson(found.get(index)?.listener) !== canonicalJson(selectedListener(row)),
       )
       .map(({ row }) => row),
   );
