@@ -53,7 +53,13 @@ import {
   readStoredRouter,
   serviceEntryKeys,
 } from '../store/routers.js';
-import { getServiceRow, listServicesByHub, listServicesBySite, type ServiceRow } from '../store/services.js';
+import {
+  getServiceRow,
+  isConvergedService,
+  listServicesByHub,
+  listServicesBySite,
+  type ServiceRow,
+} from '../store/services.js';
 import { outsideReadSnapshot } from '../store/snapshot.js';
 
 export interface RouterReconcileResult {
@@ -590,7 +596,7 @@ export async function hubDriftedInWindows(
   if (isKubernetesHub(router)) return { drifted: await routerDrifted(hubKey, defaultRouter), next: cursor };
   const own = await plannedRouterConfig(router, defaultRouter, { site: true, bridges: 'if-moved' });
   if (own.changed) return { drifted: true, next: cursor };
-  const converged = services.filter(isConverged);
+  const converged = services.filter(isConvergedService);
   const [page, held] = await Promise.all([
     listRouterEntryPage(hubKey, cursor, entryWindow),
     batchGetItems<Record<string, unknown>>(
@@ -607,7 +613,7 @@ export async function hubDriftedInWindows(
   const byName = new Map([...rows.values()].map((row) => [row.name, row]));
   for (const { service, map, entry } of page.entries) {
     const row = byName.get(service);
-    if (row && !isConverged(row)) continue;
+    if (row && !isConvergedService(row)) continue;
     const wanted = row ? storedEntriesFor(router, row, await backendOf(router, row, {})) : {};
     const want = map === 'tcpListeners' ? wanted.listener : wanted.connector;
     if (canonicalJson(want) !== canonicalJson(entry)) suspects.add(service);
@@ -616,13 +622,11 @@ export async function hubDriftedInWindows(
   // (and the window of services comes from an index, which may lag the rows).
   for (const name of suspects) {
     const [row, stored] = await Promise.all([getServiceRow(name), readServiceEntries(hubKey, name)]);
-    if (row && !isConverged(row)) continue;
+    if (row && !isConvergedService(row)) continue;
     if (await entriesDiffer(router, row, stored.entries)) return { drifted: true, next: page.next };
   }
   return { drifted: false, next: page.next };
 }
-
-const isConverged = (row: ServiceRow) => !row.deleted && row.observedGeneration >= row.generation;
 
 /** Whether a router holds other entries for a service than its row (absent: none) wants there. */
 async function entriesDiffer(

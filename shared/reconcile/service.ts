@@ -44,6 +44,7 @@ import { claimBridgePort } from '../store/ports.js';
 import { type DefaultRouterRow, getDefaultRouter, serviceEntryKeys } from '../store/routers.js';
 import {
   getServiceRow,
+  isConvergedService,
   recordServiceStatus,
   removeServiceTombstone,
   replaceServiceRow,
@@ -250,7 +251,7 @@ async function syncServiceSets(work: Work): Promise<{ sets: string[]; selectionC
  * sweeper's drift check.
  */
 export async function servicesWithDriftedSets(rows: readonly ServiceRow[]): Promise<ServiceRow[]> {
-  const converged = rows.filter((row) => !row.deleted && row.observedGeneration >= row.generation);
+  const converged = rows.filter(isConvergedService);
   const entries = converged.flatMap((row) =>
     listenerSetsOfService(row.tags).map((set) => ({ row, key: keys.serviceToken(set, row.name) })),
   );

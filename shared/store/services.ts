@@ -97,6 +97,10 @@ export async function listServiceRowPage(
   return { rows: items.map((item) => strip(item)!), next };
 }
 
+/** A live service whose reconcile has caught up with its row (what the drift checks compare). */
+export const isConvergedService = (row: ServiceRow): boolean =>
+  !row.deleted && row.observedGeneration >= row.generation;
+
 export async function listServicesByHub(bridge: string): Promise<ServiceRow[]> {
   const items = await queryIndex<Record<string, unknown>>(indexes.byHub, `HUB#${bridge}`);
   return items.map((item) => strip(item)!).filter((row) => !row.deleted);
