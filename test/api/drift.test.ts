@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { sweep } from '../../shared/reconcile/sweeper.js';
 import { createAgent, createHub, fabricSettled } from '../fixtures/world.js';
 import { type ApiClient, eventually } from '../support/client.js';
+import { routersQuiescent } from '../support/quiescent.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { ScriptedAgent } from '../support/scripted-agent.js';
 
@@ -128,31 +129,12 @@ async function driftWorld(api: ApiClient) {
   return { hub, agents };
 }
 
-/** Until every reconcile asked of these routers has run (their request counters, read in the table). */
-async function quiescent(runtime: TestRuntime, routerKeys: string[]): Promise<void> {
-  const table = tableOf(runtime);
-  await eventually(async () => {
-    for (const key of routerKeys) {
-      const { Item } = await table.send(
-        new GetCommand({
-          TableName: 'fogbridge',
-          Key: { PK: `ROUTERREQ#${key}`, SK: 'REQ' },
-          ConsistentRead: true,
-        }),
-      );
-      if (Number(Item?.requested ?? 0) > Number(Item?.completed ?? 0)) return undefined;
-    }
-    return true;
-  }, 'every queued router reconcile to have run');
-  table.destroy();
-}
-
 describe('the periodic sweep repairs a router config damaged in the store', () => {
   it('within ⌈agents / DRIFT_CHECK_ROUTERS⌉ sweeps: one router per sweep, three agents, three sweeps', async () => {
     // Prepare: the sweep timer is off; the test runs sweeps itself, one router per sweep
     t = await startTestRuntime({ sweepIntervalMs: 3_600_000, env: { DRIFT_CHECK_ROUTERS: '1' } });
     const { hub, agents } = await driftWorld(t.api);
-    await quiescent(t, [hub, ...agents]);
+    await routersQuiescent(t, [hub, ...agents]);
     for (const uuid of agents) await damageRouterConfig(t, uuid);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const damaged = await Promise.all(agents.map((uuid) => listenersOf(t!.api, uuid)));
@@ -177,7 +159,7 @@ describe('the periodic sweep repairs a router config damaged in the store', () =
     // Prepare: two services, one checked per sweep
     t = await startTestRuntime({ sweepIntervalMs: 3_600_000, env: { DRIFT_CHECK_ROUTERS: '1' } });
     const { hub, agents } = await driftWorld(t.api);
-    await quiescent(t, [hub, ...agents]);
+    await routersQuiescent(t, [hub, ...agents]);
     await damageDistributionSet(t, 'drift', 'alpha');
     const damaged = await Promise.all(agents.map((uuid) => listenersOf(t!.api, uuid)));
 
@@ -204,7 +186,7 @@ describe('the periodic sweep repairs a router config damaged in the store', () =
     // entries the hub holds (alpha's and beta's listener and connector). Beta's listener is lost.
     t = await startTestRuntime({ sweepIntervalMs: 3_600_000, env: { DRIFT_CHECK_ROUTERS: '1' } });
     const { hub, agents } = await driftWorld(t.api);
-    await quiescent(t, [hub, ...agents]);
+    await routersQuiescent(t, [hub, ...agents]);
     await removeListenerEntry(t, hub, 'beta');
 
     // Act: two sweeps (alpha's turn, then beta's); once the hub is repaired, a stray listener is added
@@ -216,7 +198,7 @@ describe('the periodic sweep repairs a router config damaged in the store', () =
         (await listenersOf(t!.api, hub)).join() === 'alpha-listener,beta-listener' ? true : undefined,
       'the hub to hold beta-listener again',
     );
-    await quiescent(t, [hub]);
+    await routersQuiescent(t, [hub]);
     await addGhostListener(t, hub);
     const stray = [];
     for (let i = 0; i < 3; i++) stray.push((await t.inRuntime(() => sweep({ full: false }))).drifted);
@@ -329,7 +311,7 @@ describe("an agent's entry in the distribution-token index", () => {
 
     // Act: the agent changes (its description), then a service it selects is created
     expect((await t.api.patch(`/api/v3/iofog/${uuid}`, { description: 'changed' })).status).toBe(204);
-    await quiescent(t, [hub, uuid]);
+    await routersQuiescent(t, [hub, uuid]);
     const restored = await table.send(
       new GetCommand({ TableName: 'fogbridge', Key: entry, ConsistentRead: true }),
     );
@@ -361,7 +343,7 @@ describe('POST /api/v3/iofog/{uuid}/reconcile', () => {
     // Prepare: no sweeps, so only the request can repair it
     t = await startTestRuntime({ sweepIntervalMs: 3_600_000 });
     const { hub, agents } = await driftWorld(t.api);
-    await quiescent(t, [hub, ...agents]);
+    await routersQuiescent(t, [hub, ...agents]);
     await damageRouterConfig(t, agents[0]!);
 
     // Act
