@@ -114,6 +114,13 @@ export const SETTINGS = {
     context: { key: 'pendingGraceMs' },
     doc: 'age after which the sweeper re-drives lagging work',
   },
+  AGENT_OFFLINE_AFTER_SECONDS: {
+    schema: int(1, 86_400),
+    default: '60',
+    scope: 'controller',
+    context: { key: 'agentOfflineAfterSeconds' },
+    doc: 'an agent not heard from (its status reports, every 10 s from Edgelet) for this long counts as offline; the default is three of its 20 s change polls',
+  },
   DRIFT_CHECK_ROUTERS: {
     schema: int(0, 10_000),
     default: '250',
@@ -367,6 +374,8 @@ export type Config = {
   placeholderSignatures: boolean;
   hubLockLeaseMs: number;
   pendingGraceMs: number;
+  /** How long an agent may go unheard before its sites count as offline rather than pending. */
+  agentOfflineAfterMs: number;
   /** Routers the periodic sweep checks for drift, in a window that rotates over every agent. */
   driftCheckRouters: number;
   /** Receives before SQS moves a message to its DLQ; must match the queues' redrive policy. */
@@ -457,6 +466,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     placeholderSignatures: false,
     hubLockLeaseMs: e.HUB_LOCK_LEASE_MS!,
     pendingGraceMs: e.PENDING_GRACE_MS!,
+    agentOfflineAfterMs: e.AGENT_OFFLINE_AFTER_SECONDS! * 1000,
     driftCheckRouters: e.DRIFT_CHECK_ROUTERS!,
     maxReceiveCount: e.MAX_RECEIVE_COUNT!,
     logLevel: e.LOG_LEVEL!,

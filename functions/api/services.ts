@@ -3,6 +3,7 @@ import {
   createService,
   deleteService,
   getService,
+  listServiceSites,
   listServices,
   requestServiceReconcile,
   updateServiceFromJson,
@@ -16,10 +17,16 @@ import {
   serviceDocument,
 } from '../../shared/domain/service-schema.js';
 import { httpApi, jsonRequest, multipartRequest, reply, routesOf } from '../../shared/http/api.js';
-import { reconcileAccepted, serviceView } from '../../shared/http/api-schemas.js';
+import { reconcileAccepted, serviceView, sitesPageView } from '../../shared/http/api-schemas.js';
 import { examples } from '../../shared/http/examples.js';
 
 const route = routesOf('services');
+
+/** `?after=<agent uuid>&limit=<1-1000>` (100 by default). */
+const sitesQuery = z.object({
+  after: z.string().min(1).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
 
 /** The YAML document in multipart field `service`, as potctl uploads it. */
 const serviceYaml = multipartRequest({
@@ -72,9 +79,22 @@ export const routes = [
     method: 'GET',
     path: '/api/v3/services/{name}',
     auth: 'viewer',
-    summary: 'Read a service',
+    summary: 'Read a service, with its per-site status and the first sites that have not applied it',
     responses: { 200: serviceView },
     handler: async ({ param }) => reply.ok(await getService(param('name'))),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v3/services/{name}/sites',
+    auth: 'viewer',
+    summary:
+      "Page through every site of a service (agents holding its listener or connector) and each one's state",
+    query: sitesQuery,
+    responses: { 200: sitesPageView },
+    handler: async ({ param, queries }) => {
+      const { after, limit } = queries as z.output<typeof sitesQuery>;
+      return reply.ok(await listServiceSites(param('name'), after, limit));
+    },
   }),
   route({
     method: 'PATCH',

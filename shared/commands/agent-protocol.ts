@@ -5,23 +5,32 @@ import type {
   ControllerRegisterBody,
 } from '../domain/agent-protocol-schema.js';
 import { hubRouterKey, natsMicroserviceUuid, routerMicroserviceUuid } from '../domain/placement.js';
-import { SSL_PROFILE_PATH } from '../domain/router-site.js';
+import { incompleteRouterConfig, routerContainer } from '../domain/router-microservice.js';
+import { routerCertificateSpecs } from '../domain/router-site.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
+import { logger } from '../log/logger.js';
 import { getAgentConfig, putAgentConfig, putAgentStatus } from '../store/agent-reports.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { getMicroservice, listMicroservicesByAgent, type MicroserviceRow } from '../store/applications.js';
-import { acknowledgeChanges, type ChangeFlag, raiseChangeFlag, readChangeFlags } from '../store/changes.js';
+import {
+  acknowledge,
+  type ChangeFlag,
+  type ChangeState,
+  raiseChangeFlag,
+  readChangeFlags,
+} from '../store/changes.js';
 import { getProvisionedArchitecture } from '../store/credentials.js';
 import { type ImageRegistryRow, listImageRegistries } from '../store/image-registries.js';
 import { getMount, mountData } from '../store/mounts.js';
 import { getNatsInstance } from '../store/nats.js';
+import { clearAppliedSites } from '../store/pending-sites.js';
 import { getDefaultRouter, readRouterConfig } from '../store/routers.js';
 import {
   type ControllerMicroserviceRow,
   getControllerMicroservice,
   putControllerMicroservice,
 } from '../store/system-microservices.js';
-import { heldCertificates, routerVolumeMapping } from './volume-mounts.js';
+import { heldCertificates } from './volume-mounts.js';
 
 /**
  * The agent side of the protocol, as Edgelet speaks it (EDGELET-PROTOCOL.md): every answer is a JSON
@@ -41,11 +50,14 @@ export async function acknowledgeAgentChanges(
   agentUuid: string,
   { lastUpdated }: AcknowledgementBody,
 ): Promise<void> {
-  if (!(await acknowledgeChanges(agentUuid, lastUpdated))) {
+  const acknowledged = await acknowledge(agentUuid, lastUpdated);
+  if (acknowledged === 'ahead') {
     throw new ValidationError(
       `Field 'lastUpdated' is ahead of the changes this agent was shown, got ${JSON.stringify(String(lastUpdated))}`,
     );
   }
+  // Edgelet acknowledges on every tick; only a new acknowledgement can have applied something.
+  if (acknowledged === 'moved') await clearAppliedSites(agentUuid, lastUpdated);
 }
 
 /** PUT /agent/status: kept as the agent sent it, with the time it arrived (its "last seen"). */
@@ -102,11 +114,12 @@ export interface AgentMicroservice {
 export async function listAgentMicroservices(agentUuid: string): Promise<AgentMicroservice[]> {
   const agent = await getAgentRow(agentUuid);
   if (!agent) throw new NotFoundError(`Agent with uuid ${agentUuid} not found`);
+  const changes = readChangeFlags(agentUuid);
   const [architecture, registered, router, nats, controller] = await Promise.all([
     agentArchitecture(agent),
     listMicroservicesByAgent(agentUuid),
-    routerMicroservice(agent),
-    natsMicroservice(agent),
+    routerMicroservice(agent, changes),
+    natsMicroservice(agent, changes),
     agent.isSystem ? getControllerMicroservice(agentUuid) : undefined,
   ]);
   const runnable = registered.flatMap((row) => {
@@ -154,39 +167,45 @@ function registeredMicroservice(row: MicroserviceRow, imageId: string): AgentMic
  * reads, NET_RAW, and its config (the JSON string of the router config fogbridge manages). An interior
  * router runs on the host network, so its inter-router and edge ports bind on the node and the
  * connectors it holds reach local processes at 127.0.0.1.
+ *
+ * It is listed only once its config is one a Router can run (`incompleteRouterConfig`): Edgelet starts
+ * the container from the first config it gets, and a running router takes nothing but `bridges` from a
+ * later one. Until then the agent runs no router; the reconcile that completes the config tells it
+ * (`microserviceConfig` makes Edgelet fetch the whole list). `rebuild` holds from the write that changed
+ * what the router reads only at start until the agent acknowledges it.
  */
-async function routerMicroservice(agent: AgentRow): Promise<AgentMicroservice | undefined> {
+async function routerMicroservice(
+  agent: AgentRow,
+  changes: Promise<ChangeState>,
+): Promise<AgentMicroservice | undefined> {
   if (agent.routerMode === 'none') return undefined;
+  const routerMode = agent.routerMode;
   const [routerConfig, certificates] = await Promise.all([
     (async () =>
       readRouterConfig(agent.uuid, hubRouterKey(await getDefaultRouter()) === agent.uuid, agent))(),
     heldCertificates(agent),
   ]);
-  const { image, registryId } = config().router;
-  const interior = agent.routerMode === 'interior';
-  const ports = [agent.messagingPort, ...(interior ? [agent.edgeRouterPort, agent.interRouterPort] : [])];
+  const held = certificates.map((certificate) => certificate.name);
+  const needed = routerCertificateSpecs(agent).map((spec) => spec.name);
+  const incomplete = incompleteRouterConfig(
+    routerConfig,
+    { uuid: agent.uuid, routerMode },
+    new Set(held),
+    needed,
+  );
+  if (incomplete) {
+    logger.debug('router not listed yet', { agentUuid: agent.uuid, reason: incomplete });
+    return undefined;
+  }
+  const container = routerContainer({ ...agent, routerMode }, held, config().router);
   return {
     uuid: routerMicroserviceUuid(agent.uuid),
     name: 'router',
     application: `system-${agent.name}`,
-    imageId: image,
-    registryId,
+    ...container,
     config: JSON.stringify(routerConfig),
-    rebuild: false,
-    hostNetworkMode: interior,
+    rebuild: (await changes).rebuildRouter,
     isPrivileged: false,
-    portMappings: ports
-      .filter((port): port is number => typeof port === 'number')
-      .map((port) => ({ internal: port, external: port, protocol: 'tcp' })),
-    volumeMappings: certificates.map((certificate) => routerVolumeMapping(certificate.name)),
-    env: [
-      { key: 'QDROUTERD_CONF', value: '/tmp/skrouterd.json' },
-      { key: 'QDROUTERD_CONF_TYPE', value: 'json' },
-      { key: 'SKUPPER_SITE_ID', value: agent.uuid },
-      { key: 'SKUPPER_PLATFORM', value: 'pot' },
-      { key: 'SSL_PROFILE_PATH', value: SSL_PROFILE_PATH },
-    ],
-    capAdd: ['NET_RAW'],
     isRouter: true,
     isNats: false,
   };
@@ -197,9 +216,12 @@ async function routerMicroservice(agent: AgentRow): Promise<AgentMicroservice | 
  * its JetStream key from the sealed mount. Not on the host network (seed 001); `rebuild` holds from the
  * reconcile that changed its files until the agent acknowledges that change.
  */
-async function natsMicroservice(agent: AgentRow): Promise<AgentMicroservice | undefined> {
+async function natsMicroservice(
+  agent: AgentRow,
+  changeState: Promise<ChangeState>,
+): Promise<AgentMicroservice | undefined> {
   if (agent.natsMode === 'none') return undefined;
-  const [instance, changes] = await Promise.all([getNatsInstance(agent.uuid), readChangeFlags(agent.uuid)]);
+  const [instance, changes] = await Promise.all([getNatsInstance(agent.uuid), changeState]);
   if (!instance) return undefined;
   const keyMount = await getMount(instance.microservice.jetstreamKeyMount);
   const jetstreamKey = keyMount ? (await mountData(keyMount)).jsk : undefined;

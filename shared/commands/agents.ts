@@ -34,14 +34,11 @@ import {
 import { deleteMicroservice, listMicroservicesByAgent } from '../store/applications.js';
 import { forgetApplied, getApplied } from '../store/applied.js';
 import { deleteCertificate, getCertificate, listAgentCertificates } from '../store/certificates.js';
+import { changeStateOf } from '../store/changes.js';
 import { deleteAgentCredentials, getProvisionedArchitecture } from '../store/credentials.js';
 import { getNatsHub, putNatsHub, putNatsHubIfAbsent, releaseNatsHub } from '../store/nats.js';
-import {
-  deletePlatformStatus,
-  getPlatformStatus,
-  getPlatformStatuses,
-  type PlatformStatusRow,
-} from '../store/platform.js';
+import { forgetPendingSites } from '../store/pending-sites.js';
+import { deletePlatformStatus, getRequestRecords, platformStatusOf } from '../store/platform.js';
 import { deleteDefaultRouter, getDefaultRouter, putDefaultRouterIfAbsent } from '../store/routers.js';
 import { listServicesByHub, listServicesBySite } from '../store/services.js';
 import { syncTokenIndex } from '../store/token-index.js';
@@ -72,6 +69,17 @@ export interface AgentView extends AgentHealth {
   fogTypeId: number;
   /** How far its router fabric (CAs, certificates, site config) is provisioned, and what it waits for. */
   platformStatus: { phase: 'pending' | 'ready'; message: string | null };
+  /**
+   * Where its router stands (null without one): the change counter value of the last change to its
+   * router config, the value the agent acknowledged, whether a change its running router reads only at
+   * start waits for a rebuild, and when the agent was last heard from. On an agent's own read.
+   */
+  router?: {
+    configVersion: number;
+    acknowledgedVersion: number;
+    rebuildPending: boolean;
+    lastSeen: string | null;
+  } | null;
   /** Present when a tag looks like a distribution tag but selects nothing. */
   warnings?: string[];
 }
@@ -143,8 +151,11 @@ export function toAgentView(
   row: AgentRow,
   status?: AgentStatusRow,
   architecture?: number,
-  platform?: PlatformStatusRow,
+  requests?: Record<string, unknown>,
+  options: { router?: boolean } = {},
 ): AgentView {
+  const platform = platformStatusOf(requests);
+  const changes = changeStateOf(requests);
   const view: AgentView = {
     uuid: row.uuid,
     name: row.name,
@@ -161,6 +172,19 @@ export function toAgentView(
     fogTypeId: architecture ?? row.fogTypeId ?? 0,
     // Until the first fog reconcile has run, the fabric is on its way.
     platformStatus: { phase: platform?.phase ?? 'pending', message: platform?.message ?? null },
+    ...(options.router
+      ? {
+          router:
+            row.routerMode === 'none'
+              ? null
+              : {
+                  configVersion: changes.configChanged,
+                  acknowledgedVersion: changes.acknowledged,
+                  rebuildPending: changes.rebuildRouter,
+                  lastSeen: status ? new Date(status.lastActive).toISOString() : null,
+                },
+        }
+      : {}),
     ...toAgentHealth(row.uuid, status),
   };
   const warnings = tagWarnings(row.tags);
@@ -193,18 +217,18 @@ function tagWarnings(tags: string[]): string[] {
 export async function listAgents(): Promise<AgentView[]> {
   const rows = await listAgentRows();
   const uuids = rows.map((row) => row.uuid);
-  const [statuses, platforms] = await Promise.all([getAgentStatuses(uuids), getPlatformStatuses(uuids)]);
-  return rows.map((row) => toAgentView(row, statuses.get(row.uuid), undefined, platforms.get(row.uuid)));
+  const [statuses, requests] = await Promise.all([getAgentStatuses(uuids), getRequestRecords(uuids)]);
+  return rows.map((row) => toAgentView(row, statuses.get(row.uuid), undefined, requests.get(row.uuid)));
 }
 
 export async function getAgent(uuid: string): Promise<AgentView> {
   const row = await requireAgent(uuid);
-  const [status, architecture, platform] = await Promise.all([
+  const [status, architecture, requests] = await Promise.all([
     getAgentStatus(uuid),
     getProvisionedArchitecture(uuid),
-    getPlatformStatus(uuid),
+    getRequestRecords([uuid]),
   ]);
-  return toAgentView(row, status, architecture, platform);
+  return toAgentView(row, status, architecture, requests.get(uuid), { router: true });
 }
 
 async function requireAgent(uuid: string): Promise<AgentRow> {
@@ -567,7 +591,12 @@ export async function deleteAgent(uuid: string): Promise<void> {
     const tokensLeft = await syncTokenIndex({ agent: uuid }, [], await getApplied({ agent: uuid }));
     if (!(await deleteAgentRow(row))) return CONFLICT;
     await forgetApplied({ agent: uuid }, { tokens: tokensLeft });
-    await Promise.all([deleteAgentCredentials(uuid), deleteAgentReports(uuid), deleteAgentFabric(row)]);
+    await Promise.all([
+      deleteAgentCredentials(uuid),
+      deleteAgentReports(uuid),
+      deleteAgentFabric(row),
+      forgetPendingSites(uuid),
+    ]);
     if (row.isSystem) await Promise.all([releaseSystemAgent(uuid), releaseNatsHub(uuid)]);
     if (runsDefaultRouter) await deleteDefaultRouter();
     await enqueueFogReconciles([uuid]);

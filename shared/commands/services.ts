@@ -23,16 +23,28 @@ import {
   toServiceView,
 } from '../store/services.js';
 import { resolveServiceResource } from './resolve.js';
+import { pageSitesOfService, sitesOfService, summarizeSites } from './service-sites.js';
 
 export type Source = 'json' | 'yaml';
 const fieldName = (source: Source, field: string) => (source === 'yaml' ? `spec.${field}` : field);
 
+/** Every service, each with the summary of its sites. */
 export async function listServices(): Promise<ServiceView[]> {
-  return (await listServiceRows()).map(toServiceView);
+  const rows = await listServiceRows();
+  const sites = await summarizeSites(rows);
+  return rows.map((row) => ({ ...toServiceView(row), sites: sites.get(row.name)! }));
 }
 
+/** A service, with the summary of its sites and the first of those that have not applied it. */
 export async function getService(name: string): Promise<ServiceView> {
-  return toServiceView(await requireLiveService(name));
+  const row = await requireLiveService(name);
+  const { summary, notApplied } = await sitesOfService(row);
+  return { ...toServiceView(row), sites: { ...summary, notApplied } };
+}
+
+/** Every site of a service, a page at a time. */
+export async function listServiceSites(name: string, after: string | undefined, limit: number) {
+  return pageSitesOfService(await requireLiveService(name), after, limit);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { routerCertificateSpecs, SSL_PROFILE_PATH } from '../domain/router-site.js';
+import { routerCertificateSpecs } from '../domain/router-site.js';
 import { NotFoundError } from '../errors.js';
 import { openSecret } from '../secrets.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
@@ -87,14 +87,4 @@ export async function listAgentVolumeMounts(agentUuid: string): Promise<VolumeMo
       })),
   );
   return [...certificateMounts, ...otherMounts];
-}
-
-/** How the router container sees a mount: read-only, in the folder its sslProfile names. */
-export function routerVolumeMapping(name: string) {
-  return {
-    hostDestination: name,
-    containerDestination: `${SSL_PROFILE_PATH}/${name}`,
-    accessMode: 'ro',
-    type: 'volumeMount',
-  };
 }

@@ -1,3 +1,4 @@
+import type { ServiceSite, SitesSummary } from './service-sites.js';
 /** The shapes a Service has in fogbridge, independent of where it is stored. */
 export const SERVICE_TYPES = ['microservice', 'agent', 'k8s', 'external'] as const;
 export type ServiceType = (typeof SERVICE_TYPES)[number];
@@ -51,4 +52,6 @@ export interface ServiceView {
   tags: string[];
   provisioningStatus: ProvisioningStatus;
   provisioningError: string | null;
+  /** Per-site status (on reads): the summary, and on a service's own read its sites not applied. */
+  sites?: SitesSummary & { notApplied?: ServiceSite[] };
 }

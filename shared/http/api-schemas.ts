@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ROUTER_MODES } from '../domain/agent-schema.js';
 import { K8S_SERVICE_TYPES, PROVISIONING_STATUSES, SERVICE_TYPES } from '../domain/service.js';
+import { SITE_ROLES, SITE_STATES } from '../domain/service-sites.js';
 import { CHANGE_FLAGS } from '../store/changes.js';
 
 /**
@@ -8,6 +9,28 @@ import { CHANGE_FLAGS } from '../store/changes.js';
  * shared/domain). /api/v3/openapi.json is generated from the route records that name them.
  */
 export const errorBody = z.object({ name: z.string(), message: z.string() }).strict();
+
+export const sitesSummaryView = z
+  .object({
+    expected: z.number().int(),
+    applied: z.number().int(),
+    pending: z.number().int(),
+    offline: z.number().int(),
+  })
+  .strict();
+
+export const siteView = z
+  .object({
+    agentUuid: z.string(),
+    name: z.string().optional(),
+    roles: z.array(z.enum(SITE_ROLES)),
+    state: z.enum(SITE_STATES),
+    since: z.string().nullable(),
+    lastSeen: z.string().nullable(),
+  })
+  .strict();
+
+export const sitesPageView = z.object({ sites: z.array(siteView), next: z.string().optional() }).strict();
 
 export const serviceView = z
   .object({
@@ -23,6 +46,10 @@ export const serviceView = z
     tags: z.array(z.string()),
     provisioningStatus: z.enum(PROVISIONING_STATUSES),
     provisioningError: z.string().nullable(),
+    sites: sitesSummaryView
+      .extend({ notApplied: z.array(siteView).optional() })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -51,6 +78,16 @@ export const agentView = z
     platformStatus: z
       .object({ phase: z.enum(['pending', 'ready']), message: z.string().nullable() })
       .strict(),
+    router: z
+      .object({
+        configVersion: z.number().int(),
+        acknowledgedVersion: z.number().int(),
+        rebuildPending: z.boolean(),
+        lastSeen: z.string().nullable(),
+      })
+      .strict()
+      .nullable()
+      .optional(),
     warnings: z.array(z.string()).optional(),
     lastActive: z.number().int().nullable(),
     daemonStatus: z.string(),

@@ -4,7 +4,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { z } from 'zod';
 import { verifyAgentToken } from '../auth/agent-tokens.js';
 import { requireRole, verifyUserToken } from '../auth/user-tokens.js';
-import { type Parsed, parseBody, show } from '../domain/validation.js';
+import { firstIssueAsError, type Parsed, parseBody, show } from '../domain/validation.js';
 import {
   NotFoundError,
   PayloadTooLargeError,
@@ -66,6 +66,8 @@ export interface RouteRequest<B> {
   param: (name: string) => string;
   /** A query string parameter, if present. */
   query: (name: string) => string | undefined;
+  /** The query parameters as the record's `query` schema parsed them (empty without one). */
+  queries: Record<string, unknown>;
   /** The agent an `agent` route was authenticated as. */
   agentUuid: string;
 }
@@ -88,6 +90,8 @@ export interface RouteRecord<B = unknown> {
   function: ApiFunctionName;
   summary: string;
   request?: RequestBody<B>;
+  /** The query parameters it reads, validated before the handler runs (and documented). */
+  query?: z.ZodObject;
   /** Success status → body schema (`null`: no body). */
   responses: Record<number, z.ZodType | null>;
   // A method signature, so records with different bodies fit in one list of RouteRecord<unknown>.
@@ -174,6 +178,24 @@ function pathParameter(event: ApiEvent, name: string): string {
 function queryParameter(event: ApiEvent, name: string): string | undefined {
   const value = event.queryStringParameters?.[name];
   return value === undefined ? undefined : boundedParameter('Query', name, value);
+}
+
+/** The query parameters a route reads, validated with its schema (a bad value names the parameter). */
+function queryParameters(event: ApiEvent, schema: z.ZodObject): Record<string, unknown> {
+  const values = Object.fromEntries(
+    Object.keys(schema.shape).flatMap((name) => {
+      const value = queryParameter(event, name);
+      return value === undefined ? [] : [[name, value]];
+    }),
+  );
+  const parsed = schema.safeParse(values);
+  if (parsed.success) return parsed.data;
+  const issue = firstIssueAsError(parsed.error.issues, values);
+  throw new ValidationError(
+    issue.message.replace(/^(Required )?[Ff]ield /, (_m, required) =>
+      required ? 'Required query parameter ' : 'Query parameter ',
+    ),
+  );
 }
 
 function rawBody(event: ApiEvent): string | undefined {
@@ -289,6 +311,7 @@ function serve<B>(record: RouteRecord<B>) {
       body,
       param: (name) => pathParameter(event, name),
       query: (name) => queryParameter(event, name),
+      queries: record.query ? queryParameters(event, record.query) : {},
       agentUuid,
     });
     const warning = unknownFieldWarnings(unknownFields);

@@ -38,6 +38,7 @@ function operation(record: AnyRouteRecord): ZodOpenApiOperationObject {
     operationId: operationId(record),
     security: security(record),
     parameters,
+    ...(record.query ? { requestParams: { query: record.query } } : {}),
     responses,
   };
   const request = record.request;

@@ -13,9 +13,10 @@ import type { FogReconcileMessage } from '../queue/messages.js';
 import { type AgentRow, agentTokenWrites, replaceAgentRow } from '../store/agents.js';
 import { forgetApplied, getApplied } from '../store/applied.js';
 import { certificateItem } from '../store/certificates.js';
-import { type ChangeFlag, raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
+import { type ChangeStamp, raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
 import { batchGetItems, batchWriteItems, keys } from '../store/client.js';
 import { SYSTEM_ACCOUNT } from '../store/nats-identities.js';
+import { forgetPendingSites, markSitePending } from '../store/pending-sites.js';
 import { type PlatformStatusRow, platformStatusOf, putPlatformStatus } from '../store/platform.js';
 import {
   type DefaultRouterRow,
@@ -32,7 +33,13 @@ import { recordTokenIntent } from '../store/token-index.js';
 import { NATS_HUB_KEY, reconcileNats } from './nats.js';
 import { reconcileNatsHub } from './nats-hub.js';
 import { platformStatusChange, reconcilePlatform } from './platform.js';
-import { reconcileRouter, reconcileRouterForService, type StoredServiceEntries } from './router.js';
+import {
+  REBUILD_FLAGS,
+  rebuildTold,
+  reconcileRouter,
+  reconcileRouterForService,
+  type StoredServiceEntries,
+} from './router.js';
 
 /**
  * The fog reconcile: converges one router (an agent's, or the standalone default router) and the agent's
@@ -45,7 +52,7 @@ export function reconcileFog(message: FogReconcileMessage): Promise<void> {
 async function reconcileFogCounted(message: FogReconcileMessage): Promise<void> {
   const { routerKey } = message;
   const inputs = await readFogInputs(routerKey, message.service);
-  const { requests, agent, defaultRouter } = inputs;
+  const { requests, agent } = inputs;
   // The agent's own part (its token index, certificates, NATS, the site part of its router config) and
   // a full computation of its router run when a request not about one service is pending.
   const fabric =
@@ -69,8 +76,7 @@ async function reconcileFogCounted(message: FogReconcileMessage): Promise<void> 
   // Entries are recomputed in full unless this is an agent change and nobody asked for a full one: then
   // only when what placement reads of the router moved.
   const full = !fabric || (requests.fullRequested ?? 0) > (requests.fullCompleted ?? 0);
-  const converge = () =>
-    convergeRouterAndFabric(message, agent, defaultRouter, { fabric, full, platform: inputs.platform });
+  const converge = () => convergeRouterAndFabric(message, inputs, { fabric, full });
   // The agent's own part reads some twenty items (certificates and their CAs, NATS identities and
   // mounts, statuses): one batch read up front answers them all.
   const outcome = await (agent && fabric ? withReadSnapshot(fabricReadKeys(agent), converge) : converge());
@@ -82,6 +88,7 @@ async function reconcileFogCounted(message: FogReconcileMessage): Promise<void> 
     ...(status ? { status } : {}),
     raise: outcome.raise,
   });
+  if (outcome.restart) await rebuildTold(routerKey, outcome.restart);
   if (agent && agent.observedGeneration < agent.generation) {
     await replaceAgentRow({ ...agent, observedGeneration: agent.generation }, agent);
   }
@@ -92,7 +99,9 @@ interface FabricOutcome {
   /** What the agent's platform waits for (null: nothing; undefined: no agent part ran). */
   waits: string | null | undefined;
   /** The change flags the agent is owed for what was written (its config, new certificates). */
-  raise: ChangeFlag[];
+  raise: ChangeStamp[];
+  /** The router start the raise tells the agent to rebuild for. */
+  restart?: { digest: string };
 }
 
 /**
@@ -102,20 +111,22 @@ interface FabricOutcome {
  */
 async function convergeRouterAndFabric(
   message: FogReconcileMessage,
-  agent: AgentRow | undefined,
-  defaultRouter: DefaultRouterRow | undefined,
-  { fabric, full, platform }: { fabric: boolean; full: boolean; platform: PlatformStatusRow | undefined },
+  inputs: FogInputs,
+  { fabric, full }: { fabric: boolean; full: boolean },
 ): Promise<FabricOutcome> {
+  const { agent, defaultRouter, platform } = inputs;
   const { routerKey } = message;
   let routerWaits: string | null = null;
-  let owed: ChangeFlag[] = [];
+  let owed: ChangeStamp[] = [];
   if (agent && fabric) {
     // Certificates before the router config: the config names only the ones that exist.
     const items = await timeStep('fog: platform', () => convergeAgentItems(agent, defaultRouter));
     routerWaits = items.waitingFor;
     owed = items.flags;
   }
-  if (!agent && routerKey !== DEFAULT_ROUTER) await deleteRouterConfig(routerKey);
+  if (!agent && routerKey !== DEFAULT_ROUTER) {
+    await Promise.all([deleteRouterConfig(routerKey), forgetPendingSites(routerKey)]);
+  }
 
   const result = await timeStep('fog: router reconcile', () =>
     reconcileRouter(routerKey, defaultRouter, {
@@ -125,14 +136,23 @@ async function convergeRouterAndFabric(
       tell: false,
     }),
   );
-  const tell = result.written || (!!message.raise && result.managed);
-  const raise: ChangeFlag[] = agent ? [...owed, ...(tell ? (['microserviceConfig'] as const) : [])] : [];
-  if (!fabric) return { waits: undefined, raise };
+  const tell = result.written || !!result.restart || (!!message.raise && result.managed);
+  if (agent && message.raise && message.service && result.managed) {
+    // The service's listener in a set this agent selects changed before this request was sent.
+    await markSitePending(agent.uuid, { service: message.service }, inputs.changeSeq);
+  }
+  const restart = agent ? result.restart : undefined;
+  const raise: ChangeStamp[] = agent
+    ? [...owed, ...(tell ? (['microserviceConfig'] as const) : []), ...(restart ? REBUILD_FLAGS : [])]
+    : [];
+  const told = { raise, ...(restart ? { restart } : {}) };
+  if (!fabric) return { waits: undefined, ...told };
   try {
-    return { waits: await reconcileAgentNats(routerKey, agent, routerWaits, platform), raise };
+    return { waits: await reconcileAgentNats(routerKey, agent, routerWaits, platform), ...told };
   } catch (error) {
     // What was written stands: the agent is told of it before the message is retried.
     if (raise.length > 0) await raiseChangeFlags(routerKey, raise);
+    if (restart) await rebuildTold(routerKey, restart);
     throw error;
   }
 }
@@ -195,13 +215,18 @@ async function convergeServiceOnRouter(
       ...(inputs.stored ? { stored: inputs.stored } : {}),
     }),
   );
-  if (message.raise && agent && result.managed && !result.written) await tellAgent(agent);
+  if (message.raise && agent && result.managed && !result.written) {
+    // The service's listener in a set this agent selects changed before this request was sent: the
+    // agent has it once it acknowledges past what its counter was when this reconcile read it.
+    await markSitePending(agent.uuid, { service: serviceName }, inputs.changeSeq);
+    await raiseChangeFlag(agent.uuid, 'microserviceConfig');
+  }
 }
-
-const tellAgent = (agent: AgentRow) => raiseChangeFlag(agent.uuid, 'microserviceConfig');
 
 interface FogInputs {
   requests: RouterRequestsRow;
+  /** The agent's change counter when the inputs were read (after the request was sent). */
+  changeSeq: number;
   /** The agent's platform status, kept on the request record. */
   platform?: PlatformStatusRow;
   agent?: AgentRow;
@@ -259,10 +284,11 @@ async function readFogInputs(routerKey: string, service: string | undefined): Pr
   const names = Object.keys(wanted) as (keyof typeof wanted)[];
   const found = await batchGetItems<Record<string, unknown>>(names.map((name) => wanted[name]!));
   const item = <T>(name: keyof typeof wanted) => found.get(names.indexOf(name)) as T | undefined;
-  const requests = item<RouterRequestsRow>('requests') ?? {};
+  const requests = item<RouterRequestsRow & { changeSeq?: number }>('requests') ?? {};
   const platform = platformStatusOf(item('requests'));
   return {
     ...(platform ? { platform } : {}),
+    changeSeq: Number(requests.changeSeq ?? 0),
     requests: {
       requested: requests.requested,
       completed: requests.completed,

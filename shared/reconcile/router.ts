@@ -20,6 +20,7 @@ import {
   type RouterConfig,
   sameRouterConfig,
 } from '../domain/router-config.js';
+import { incompleteRouterConfig, routerContainer, routerStartDigest } from '../domain/router-microservice.js';
 import { connectorName, listenerName } from '../domain/router-objects.js';
 import {
   agentCertificateToken,
@@ -37,17 +38,21 @@ import { CONFLICT, retryOnConflict } from '../retry.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
 import { getCertificate } from '../store/certificates.js';
-import { raiseChangeFlag } from '../store/changes.js';
+import { type ChangeStamp, raiseChangeFlags } from '../store/changes.js';
 import { batchGetItems, keys } from '../store/client.js';
 import { withLock } from '../store/lock.js';
+import { changeCounterNow, markSitePending, type PendingScope } from '../store/pending-sites.js';
 import {
+  basePartsOf,
   type DefaultRouterRow,
   entriesFromItems,
   entryChanges,
   getDefaultRouter,
   getRouterConfig,
   listRouterEntryPage,
+  markStartTold,
   putRouterParts,
+  type RouterBaseParts,
   type RouterConfigRow,
   type RouterEntryChanges,
   readStoredRouter,
@@ -68,6 +73,12 @@ export interface RouterReconcileResult {
   managed: boolean;
   written: boolean;
   config: RouterConfig | undefined;
+  /**
+   * Whether the agent owes its router a rebuild: what it starts with changed (see
+   * `routerStartDigest`) and the agent was not yet told so. A caller that tells the agent itself
+   * (`tell: false`) raises `rebuildRouter` with its flags, then calls `rebuildTold`.
+   */
+  restart?: { digest: string };
 }
 
 export async function reconcileRouter(
@@ -97,6 +108,48 @@ async function underHubLock<T>(routerKey: string, write: () => Promise<T>): Prom
   );
   if (!result) throw new ContentionError(`The hub lock for router ${routerKey} stayed busy; will retry`);
   return result;
+}
+
+/**
+ * After a write to an agent's router config: the agent is marked as not having applied it yet (the
+ * marker waits for its change counter as it is now, after the write), then told (`microserviceConfig`,
+ * and for a change to what its router starts with `microserviceList` and the rebuild stamp) unless the
+ * caller tells it with a write of its own.
+ */
+async function tellOfWrite(
+  agentUuid: string,
+  result: RouterReconcileResult,
+  tell: boolean,
+): Promise<RouterReconcileResult> {
+  if (!tell) {
+    await markSitePending(agentUuid, { router: true }, await changeCounterNow(agentUuid));
+    return result;
+  }
+  await tellAgentOfChange(agentUuid, { router: true }, result.restart ? REBUILD_FLAGS : []);
+  if (result.restart) await rebuildTold(agentUuid, result.restart);
+  return { ...result, restart: undefined };
+}
+
+/** What a change to what a router starts with raises, besides `microserviceConfig`. */
+export const REBUILD_FLAGS = ['microserviceList', 'rebuildRouter'] as const satisfies readonly ChangeStamp[];
+
+/** Marks the agent's change as unapplied, then raises `microserviceConfig` (and `also`). */
+async function tellAgentOfChange(
+  agentUuid: string,
+  scope: PendingScope,
+  also: readonly ChangeStamp[],
+): Promise<void> {
+  await markSitePending(agentUuid, scope, await changeCounterNow(agentUuid));
+  await raiseChangeFlags(agentUuid, ['microserviceConfig', ...also]);
+}
+
+/**
+ * Records that the agent was told to rebuild its router for `restart.digest` (its rebuild stamp is
+ * raised): until then every computation of the router owes that rebuild, so a computation that stopped
+ * between writing the config and telling the agent is finished by the next one.
+ */
+export async function rebuildTold(agentUuid: string, restart: { digest: string }): Promise<void> {
+  await markStartTold(agentUuid, restart.digest);
 }
 
 /**
@@ -172,12 +225,12 @@ async function writeRouterBridges(
     });
   // Nothing to change (a router with no config yet whose desired state is its default counts too): no
   // write, and no change flag for the agent to chase.
-  const unchanged = (planned: Awaited<ReturnType<typeof plan>>): RouterReconcileResult => ({
-    routerKey,
-    managed: true,
-    written: false,
-    config: viewOf(planned),
-  });
+  const unchanged = async (planned: Awaited<ReturnType<typeof plan>>): Promise<RouterReconcileResult> => {
+    const result = { routerKey, managed: true, written: false, config: viewOf(planned) };
+    // A rebuild written but not yet told (the computation that wrote it stopped before telling).
+    if (!planned.restart || !router.agent) return result;
+    return tellOfWrite(router.agent.uuid, { ...result, restart: planned.restart }, known.tell !== false);
+  };
   let prepared = hubLock ? await plan() : undefined;
   if (prepared && !prepared.changed) return unchanged(prepared);
   const converge = () =>
@@ -189,20 +242,28 @@ async function writeRouterBridges(
         const view = viewOf(planned);
         faultPoint('router:before-write');
         const version = planned.stored.row?.version ?? 0;
-        const parts = { selects: planned.selects, bridgesFor: planned.bridgesFor };
-        if (!(await putRouterParts(routerKey, planned.next, planned.changes, version, parts)))
+        if (!(await putRouterParts(routerKey, planned.next, planned.changes, version, planned.parts)))
           return CONFLICT;
         if (isHub) usage.hubWrites += 1;
-        if (router.agent && known.tell !== false)
-          await raiseChangeFlag(router.agent.uuid, 'microserviceConfig');
+        const written: RouterReconcileResult = {
+          routerKey,
+          managed: true,
+          written: true,
+          config: view,
+          ...(planned.restart ? { restart: planned.restart } : {}),
+        };
+        const result = router.agent
+          ? await tellOfWrite(router.agent.uuid, written, known.tell !== false)
+          : written;
         // Rows read before the write may have changed while it was made: recompute if any now disagrees.
         if (!(await stillPlaced(router, planned.changes, planned.desired))) return CONFLICT;
         logger.debug('router config written', {
           routerKey,
           put: planned.changes.put.length,
           removed: planned.changes.remove.length,
+          restart: !!planned.restart,
         });
-        return { routerKey, managed: true, written: true, config: view };
+        return result;
       },
       {
         times: 20,
@@ -390,14 +451,11 @@ async function writeServiceEntries(
   if (!stored.row) return { written: false, needsFull: true };
   faultPoint('router:before-write');
   // One service's entries move; what the others were computed for stays as it was.
-  const parts = {
-    ...(stored.row.selects ? { selects: stored.row.selects } : {}),
-    ...(stored.row.bridgesFor ? { bridgesFor: stored.row.bridgesFor } : {}),
-  };
+  const parts = basePartsOf(stored.row);
   if (!(await putRouterParts(router.key, stored.row.config, changes, stored.row.version, parts)))
     return CONFLICT;
   if (router.key === router.hubKey) usage.hubWrites += 1;
-  if (router.agent) await raiseChangeFlag(router.agent.uuid, 'microserviceConfig');
+  if (router.agent) await tellAgentOfChange(router.agent.uuid, { service: serviceName }, []);
   logger.debug('router entries written', { routerKey: router.key, serviceName });
   return { written: true };
 }
@@ -432,18 +490,21 @@ async function plannedRouterConfig(
     const row = await getRouterConfig(router.key);
     if (row?.bridgesFor === bridgesFor) {
       const site = router.agent && options.site ? await desiredSite(router.agent, defaultRouter) : undefined;
-      const next = site ? applyRouterSite(row.config, site) : row.config;
+      const next = site ? applyRouterSite(row.config, site.config) : row.config;
       const none: DesiredBridges = { listeners: [], connectors: [] };
+      const start = startOf(router, row, next, site?.certificates);
       const changed =
-        !sameRouterConfig(row.config, next) || canonicalJson(row.selects ?? []) !== canonicalJson(selects);
+        !sameRouterConfig(row.config, next) ||
+        canonicalJson(row.selects ?? []) !== canonicalJson(selects) ||
+        start.changed;
       return {
         stored: { row, entries: none },
         next,
         desired: none,
         changes: { put: [], remove: [] },
         changed,
-        selects,
-        bridgesFor,
+        parts: { selects, bridgesFor, ...start.parts },
+        restart: start.restart,
         partial: true,
       };
     }
@@ -457,11 +518,12 @@ async function plannedRouterConfig(
       : undefined;
   const base = stored.row?.config ?? initialRouterConfig(router.key === router.hubKey);
   const stripped = applyDesiredBridges(base, { listeners: [], connectors: [] });
-  const next = applyDesiredBridges(site ? applyRouterSite(base, site) : base, {
+  const next = applyDesiredBridges(site ? applyRouterSite(base, site.config) : base, {
     listeners: [],
     connectors: [],
   });
   const changes = entryChanges(stored.entries, desired);
+  const start = startOf(router, stored.row, next, site?.certificates);
   const changed =
     changes.put.length > 0 ||
     changes.remove.length > 0 ||
@@ -470,8 +532,69 @@ async function plannedRouterConfig(
     !sameRouterConfig(stripped, base) ||
     (!!stored.row && canonicalJson(stored.row.selects ?? []) !== canonicalJson(selects)) ||
     (!!stored.row && stored.row.bridgesFor !== bridgesFor) ||
+    start.changed ||
     (!stored.row && (selects.length > 0 || desired.listeners.length + desired.connectors.length > 0));
-  return { stored, next, desired, changes, changed, selects, bridgesFor, partial: false };
+  return {
+    stored,
+    next,
+    desired,
+    changes,
+    changed,
+    parts: { selects, bridgesFor, ...start.parts },
+    restart: start.restart,
+    partial: false,
+  };
+}
+
+/**
+ * What an agent's router starts with, as a plan leaves it (`routerStartDigest`), when the plan computed
+ * its site part (`certificates`: the ones it holds); otherwise as stored. A router whose start moved
+ * away from the one its agent was last told of owes a rebuild; a router's first config owes none (its
+ * container is created from it).
+ */
+function startOf(
+  router: ManagedRouter,
+  row: RouterConfigRow | undefined,
+  next: RouterConfig,
+  certificates: readonly string[] | undefined,
+): {
+  parts: Pick<RouterBaseParts, 'startDigest' | 'startDigestTold'>;
+  changed: boolean;
+  restart?: { digest: string };
+} {
+  const agent = router.agent;
+  if (!agent || agent.routerMode === 'none' || certificates === undefined) {
+    const parts = {
+      ...(row?.startDigest ? { startDigest: row.startDigest } : {}),
+      ...(row?.startDigestTold ? { startDigestTold: row.startDigestTold } : {}),
+    };
+    return { parts, changed: false };
+  }
+  const container = routerContainer(
+    { ...agent, routerMode: agent.routerMode },
+    certificates,
+    config().router,
+  );
+  const digest = routerStartDigest(next, container);
+  // No router runs from a config it could not run (it is not listed): its first one is a fresh start.
+  const needed = routerCertificateSpecs(agent).map((spec) => spec.name);
+  const ran =
+    !!row &&
+    !incompleteRouterConfig(
+      row.config,
+      { uuid: agent.uuid, routerMode: agent.routerMode },
+      new Set(needed),
+      needed,
+    );
+  // A base written before digests were kept started its router from its stored config.
+  const told = ran
+    ? (row.startDigestTold ?? row.startDigest ?? routerStartDigest(row.config, container))
+    : digest;
+  return {
+    parts: { startDigest: digest, startDigestTold: told },
+    changed: !!row && (row.startDigest !== digest || row.startDigestTold !== told),
+    ...(told !== digest ? { restart: { digest } } : {}),
+  };
 }
 
 /** The router's config as a plan leaves it; undefined when the plan did not read its entries. */
@@ -505,7 +628,8 @@ async function withoutLaggingRemovals(
 
 /**
  * An agent router's own part of its config: its identity and mode, the management and TLS listeners,
- * a link to each upstream router it can dial, and a TLS profile per certificate it holds.
+ * a link to each upstream router it can dial, and a TLS profile per certificate it holds (`certificates`,
+ * the names of those it holds, in the order its router mounts them).
  */
 async function desiredSite(agent: AgentRow, defaultRouter: DefaultRouterRow | undefined) {
   if (agent.routerMode === 'none') return undefined;
@@ -514,7 +638,8 @@ async function desiredSite(agent: AgentRow, defaultRouter: DefaultRouterRow | un
     Promise.all(specs.map((spec) => getCertificate(spec.name))),
     upstreamsOf(agent, defaultRouter),
   ]);
-  return buildRouterSiteConfig({
+  const certificates = specs.filter((_, i) => held[i]?.agentUuid === agent.uuid).map((spec) => spec.name);
+  const site = buildRouterSiteConfig({
     agent: {
       uuid: agent.uuid,
       token: agentCertificateToken(agent.name),
@@ -524,9 +649,10 @@ async function desiredSite(agent: AgentRow, defaultRouter: DefaultRouterRow | un
       edgeRouterPort: agent.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
     },
     upstreams,
-    certificates: new Set(specs.filter((_, i) => held[i]?.agentUuid === agent.uuid).map((spec) => spec.name)),
+    certificates: new Set(certificates),
     namespace: config().controllerNamespace,
   });
+  return { config: site, certificates };
 }
 
 /**

@@ -60,6 +60,12 @@ export async function getAgentRow(uuid: string): Promise<AgentRow | undefined> {
   return withoutKeys<AgentRow>(Item);
 }
 
+/** Many agent rows by uuid (batched reads); missing ones are absent. */
+export async function getAgentRows(uuids: readonly string[]): Promise<Map<string, AgentRow>> {
+  const found = await batchGetItems<AgentRow>(uuids.map((uuid) => keys.agent(uuid)));
+  return new Map([...found].map(([index, row]) => [uuids[index]!, row]));
+}
+
 export async function getAgentUuidByName(name: string): Promise<string | undefined> {
   const { Item } = await documentClient().send(
     new GetCommand({ TableName: tableName(), Key: keys.agentName(name), ConsistentRead: true }),

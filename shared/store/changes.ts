@@ -24,6 +24,13 @@ export const CHANGE_FLAGS = [
 export type ChangeFlag = (typeof CHANGE_FLAGS)[number];
 
 /**
+ * A stamp taken from the same change counter as the flags but never shown as a flag: `rebuildRouter`
+ * holds the router microservice's `rebuild` up from the write that changed what its running router
+ * only reads when it starts, until the agent acknowledges that change.
+ */
+export type ChangeStamp = ChangeFlag | 'rebuildRouter';
+
+/**
  * Raises a flag. Each raise takes the next number of the agent's change counter and stamps the flag
  * with it; a flag is up while its stamp is above what the agent acknowledged. No clock is involved,
  * so a change written while the agent was reading is never acknowledged away.
@@ -36,7 +43,7 @@ export async function raiseChangeFlag(agentUuid: string, flag: ChangeFlag): Prom
  * Raises several flags in one write, all stamped with the same next number, and returns that stamp (a
  * rebuild holds while it is above the acknowledgement).
  */
-export async function raiseChangeFlags(agentUuid: string, flags: readonly ChangeFlag[]): Promise<number> {
+export async function raiseChangeFlags(agentUuid: string, flags: readonly ChangeStamp[]): Promise<number> {
   const update = changeFlagsUpdate(flags);
   const { Attributes } = await documentClient().send(
     new UpdateCommand({
@@ -55,7 +62,7 @@ export async function raiseChangeFlags(agentUuid: string, flags: readonly Change
  * The update that raises `flags` (see `raiseChangeFlags`), to join another SET on the agent's request
  * record: the fog worker raises what it owes the agent with the write that marks its requests completed.
  */
-export function changeFlagsUpdate(flags: readonly ChangeFlag[]): {
+export function changeFlagsUpdate(flags: readonly ChangeStamp[]): {
   set: string;
   names: Record<string, string>;
   values: Record<string, unknown>;
@@ -74,17 +81,32 @@ export interface ChangeState {
   lastUpdated: number;
   /** What the agent acknowledged last. */
   acknowledged: number;
+  /** The counter value of the last change to the agent's router config (0: none yet). */
+  configChanged: number;
+  /** Whether a change its running router reads only at start waits for the agent's acknowledgement. */
+  rebuildRouter: boolean;
 }
 
 export async function readChangeFlags(agentUuid: string): Promise<ChangeState> {
   const { Item } = await documentClient().send(
     new GetCommand({ TableName: tableName(), Key: keys.changes(agentUuid), ConsistentRead: true }),
   );
+  return changeStateOf(Item);
+}
+
+/** The change state an agent's request record holds (the item `keys.changes` names). */
+export function changeStateOf(Item: Record<string, unknown> | undefined): ChangeState {
   const acked = Number(Item?.ackedSeq ?? 0);
   const flags = Object.fromEntries(
     CHANGE_FLAGS.map((flag) => [flag, Number(Item?.[`seq_${flag}`] ?? 0) > acked]),
   ) as Record<ChangeFlag, boolean>;
-  return { flags, lastUpdated: Number(Item?.changeSeq ?? 0), acknowledged: acked };
+  return {
+    flags,
+    lastUpdated: Number(Item?.changeSeq ?? 0),
+    acknowledged: acked,
+    configChanged: Number(Item?.seq_microserviceConfig ?? 0),
+    rebuildRouter: Number(Item?.seq_rebuildRouter ?? 0) > acked,
+  };
 }
 
 /**
@@ -92,7 +114,18 @@ export async function readChangeFlags(agentUuid: string): Promise<ChangeState> {
  * when `lastUpdated` is ahead of the counter: the agent cannot acknowledge what it was never shown.
  */
 export async function acknowledgeChanges(agentUuid: string, lastUpdated: number): Promise<boolean> {
-  const acknowledged = await conditionalWrite(
+  return (await acknowledge(agentUuid, lastUpdated)) !== 'ahead';
+}
+
+/**
+ * `acknowledgeChanges`, saying what it did: `moved` when this acknowledgement is new, `same` when it was
+ * acknowledged already (Edgelet acknowledges on every tick), `ahead` when it was refused.
+ */
+export async function acknowledge(
+  agentUuid: string,
+  lastUpdated: number,
+): Promise<'moved' | 'same' | 'ahead'> {
+  const moved = await conditionalWrite(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.changes(agentUuid),
@@ -101,6 +134,6 @@ export async function acknowledgeChanges(agentUuid: string, lastUpdated: number)
       ExpressionAttributeValues: { ':seen': lastUpdated },
     }),
   );
-  // Refused because it was acknowledged already (fine), or because it is ahead of the counter (not).
-  return acknowledged || lastUpdated <= (await readChangeFlags(agentUuid)).lastUpdated;
+  if (moved) return 'moved';
+  return lastUpdated <= (await readChangeFlags(agentUuid)).lastUpdated ? 'same' : 'ahead';
 }

@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGetItems, conditionalWrite, documentClient, getItem, keys, tableName } from './client.js';
+import { batchGetItems, conditionalWrite, documentClient, keys, tableName } from './client.js';
 
 /**
  * How far an agent's router fabric is provisioned (certificate authorities, its certificates, its router
@@ -39,20 +39,27 @@ export function platformStatusUpdate(row: PlatformStatusRow): {
   };
 }
 
-export async function getPlatformStatus(agentUuid: string): Promise<PlatformStatusRow | undefined> {
-  return platformStatusOf(await getItem<Record<string, unknown>>(keys.routerRequests(agentUuid)));
+/**
+ * The request records of many agents (batched reads): what their platform status and their change
+ * state are read from.
+ */
+export async function getRequestRecords(
+  agentUuids: readonly string[],
+): Promise<Map<string, Record<string, unknown>>> {
+  const found = await batchGetItems<Record<string, unknown>>(
+    agentUuids.map((uuid) => keys.routerRequests(uuid)),
+  );
+  return new Map([...found].map(([index, item]) => [agentUuids[index]!, item]));
 }
 
 export async function getPlatformStatuses(
   agentUuids: readonly string[],
 ): Promise<Map<string, PlatformStatusRow>> {
-  const found = await batchGetItems<Record<string, unknown>>(
-    agentUuids.map((uuid) => keys.routerRequests(uuid)),
-  );
+  const records = await getRequestRecords(agentUuids);
   return new Map(
-    [...found].flatMap(([index, item]) => {
+    [...records].flatMap(([uuid, item]) => {
       const row = platformStatusOf(item);
-      return row ? [[agentUuids[index]!, row] as const] : [];
+      return row ? [[uuid, row] as const] : [];
     }),
   );
 }

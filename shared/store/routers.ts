@@ -18,7 +18,7 @@ import {
 import { ReconcileError } from '../errors.js';
 import { faultArmed } from '../faults.js';
 import type { AgentRow } from './agents.js';
-import { type ChangeFlag, changeFlagsUpdate, raiseChangeFlags } from './changes.js';
+import { type ChangeStamp, changeFlagsUpdate, raiseChangeFlags } from './changes.js';
 import {
   batchWriteItems,
   conditionalWrite,
@@ -55,13 +55,52 @@ export interface RouterConfigRow {
    * rewrites only the base item, without listing every service again.
    */
   bridgesFor?: string;
+  /**
+   * The digest of what the agent's router starts with (`routerStartDigest`: its container and its
+   * config without `bridges`) as last written: a write that changes it owes the agent a rebuild.
+   */
+  startDigest?: string;
+  /** The digest of the start the agent was last told of (a rebuild raised, or its router's first). */
+  startDigestTold?: string;
   updatedAt: string;
 }
 
-/** The base item's parts besides its config: the sets it selects and what its entries were computed for. */
+/**
+ * The base item's parts besides its config: the sets it selects, what its entries were computed for,
+ * and the digest of what its router starts with.
+ */
 export interface RouterBaseParts {
   selects?: readonly string[];
   bridgesFor?: string;
+  startDigest?: string;
+  startDigestTold?: string;
+}
+
+/** The parts of a stored base item, to write it again with only its config or entries changed. */
+export function basePartsOf(row: RouterConfigRow): RouterBaseParts {
+  return {
+    ...(row.selects ? { selects: row.selects } : {}),
+    ...(row.bridgesFor ? { bridgesFor: row.bridgesFor } : {}),
+    ...(row.startDigest ? { startDigest: row.startDigest } : {}),
+    ...(row.startDigestTold ? { startDigestTold: row.startDigestTold } : {}),
+  };
+}
+
+/**
+ * Records that the agent was told of the start `digest` of its router (its rebuild stamp is raised),
+ * if its base item still has that start; the version moves, so a writer that read the item before
+ * writes again from what it reads now.
+ */
+export async function markStartTold(routerKey: string, digest: string): Promise<void> {
+  await conditionalWrite(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.routerConfig(routerKey),
+      UpdateExpression: 'SET startDigestTold = :digest, version = version + :one',
+      ConditionExpression: 'startDigest = :digest',
+      ExpressionAttributeValues: { ':digest': digest, ':one': 1 },
+    }),
+  );
 }
 
 export async function getDefaultRouter(): Promise<DefaultRouterRow | undefined> {
@@ -291,7 +330,7 @@ export async function putRouterConfig(
   routerKey: string,
   config: RouterConfig,
   expectedVersion: number,
-  { selects = [], bridgesFor }: RouterBaseParts = {},
+  { selects = [], bridgesFor, startDigest, startDigestTold }: RouterBaseParts = {},
 ): Promise<boolean> {
   refuseOversizedRouterConfig(routerKey, config);
   return conditionalWrite(
@@ -303,6 +342,8 @@ export async function putRouterConfig(
         config,
         ...(selects.length > 0 ? { selects: [...selects] } : {}),
         ...(bridgesFor ? { bridgesFor } : {}),
+        ...(startDigest ? { startDigest } : {}),
+        ...(startDigestTold ? { startDigestTold } : {}),
         version: expectedVersion + 1,
         updatedAt: new Date().toISOString(),
       },
@@ -369,7 +410,7 @@ export async function getRouterRequests(routerKey: string): Promise<RouterReques
 export async function markRouterRequestsCompleted(
   routerKey: string,
   seq: number,
-  ran: { fabric?: boolean; full?: boolean; status?: PlatformStatusRow; raise?: readonly ChangeFlag[] } = {},
+  ran: { fabric?: boolean; full?: boolean; status?: PlatformStatusRow; raise?: readonly ChangeStamp[] } = {},
 ): Promise<void> {
   const also = (['fabric', 'full'] as const).filter((part) => ran[part]).map((part) => `${part}Completed`);
   const status = ran.status ? platformStatusUpdate(ran.status) : undefined;

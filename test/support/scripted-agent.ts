@@ -15,7 +15,13 @@ import { createHash, createPrivateKey, type KeyObject, randomBytes, sign } from 
  *   string, and is sent back (as that string) only when every handled flag succeeded;
  * - microservices (`sync.go`, `registry_resolve.go`): an item without `uuid` or `imageId`/`imageName`
  *   is skipped; `config` only as a string, `registryId` only as a number; a container needs a registry
- *   from `/agent/registries` or the built-in ids 1 and 2.
+ *   from `/agent/registries` or the built-in ids 1 and 2;
+ * - the router container (`processmanager/manager.go` `shouldContainerBeUpdated`, the engine's
+ *   container comparison, and the Datasance Router's `internal/router/router.go` `UpdateRouter`):
+ *   Edgelet creates it from the first router item it gets and recreates it only when an item says
+ *   `rebuild` or its image, environment, ports or host network differ (never for `config` or volume
+ *   mappings alone); the Router inside reads its whole config when it starts and afterwards applies
+ *   only `bridges` changes. `runningRouter` is what skrouterd holds.
  */
 
 export class EdgeletError extends Error {
@@ -50,6 +56,16 @@ export interface ParsedMicroservice {
     accessMode: string;
     type: 'volumeMount' | 'volume' | 'bind';
   }[];
+}
+
+/** The router container on the node and what the Router inside it runs. */
+export interface RunningRouter {
+  /** The item the container was (re)created from. */
+  item: ParsedMicroservice;
+  /** What skrouterd holds: the config it started with, with the `bridges` applied since. */
+  config: Record<string, unknown>;
+  /** How many times the container was created or recreated. */
+  starts: number;
 }
 
 /** A volume mount as Edgelet keeps it (`internal/volumemount/manager.go`): files decoded, by version. */
@@ -128,6 +144,8 @@ export class ScriptedAgent {
   readonly exchanges: string[] = [];
   registries: Registry[] = [];
   microservices: ParsedMicroservice[] = [];
+  /** The router container, once an item for it arrived; undefined while none runs. */
+  runningRouter: RunningRouter | undefined;
   volumeMounts: unknown[] = [];
   /** The volume mounts as written on the node, by uuid. */
   readonly mounted = new Map<string, MountedVolume>();
@@ -317,7 +335,7 @@ export class ScriptedAgent {
     if (flags.microserviceConfig || flags.microserviceList || flags.microserviceModels || init) {
       await attempt(async () => {
         await this.loadMicroservices();
-        routerConfig = this.routerConfig();
+        routerConfig = this.runningRouter?.config;
       });
     }
     if (flags.config && !init) await attempt(() => this.request('GET', 'config'));
@@ -440,7 +458,32 @@ export class ScriptedAgent {
         item && typeof item === 'object' ? parseMicroservice(item as Record<string, unknown>) : undefined;
       return parsed ? [parsed] : [];
     });
+    this.runRouter(this.microservices.find((microservice) => microservice.isRouter));
     return this.microservices;
+  }
+
+  /**
+   * The router container after a list: removed when no item names it; created, or recreated when the
+   * item says `rebuild` or its container differs (then the Router starts from the whole config); else
+   * the running Router applies the new `bridges` and keeps everything else it started with.
+   */
+  private runRouter(item: ParsedMicroservice | undefined): void {
+    if (!item) {
+      this.runningRouter = undefined;
+      return;
+    }
+    const config = JSON.parse(item.config) as Record<string, unknown>;
+    const current = this.runningRouter;
+    if (!current || item.rebuild || containerDiffers(current.item, item)) {
+      this.runningRouter = { item, config, starts: (current?.starts ?? 0) + 1 };
+      return;
+    }
+    const { bridges: _started, ...startedWith } = current.config;
+    this.runningRouter = {
+      item: { ...current.item, config: item.config },
+      config: 'bridges' in config ? { ...startedWith, bridges: config.bridges } : startedWith,
+      starts: current.starts,
+    };
   }
 
   /** `ResolveRegistryForMicroservice`: the registry a container would be pulled from, or an error. */
@@ -463,6 +506,18 @@ export class ScriptedAgent {
     const router = this.microservices.find((microservice) => microservice.isRouter);
     return router ? (JSON.parse(router.config) as Record<string, unknown>) : undefined;
   }
+}
+
+/** What Edgelet's engine compares to decide a container must be recreated: image, env, ports, network. */
+function containerDiffers(running: ParsedMicroservice, next: ParsedMicroservice): boolean {
+  const spec = (item: ParsedMicroservice) =>
+    JSON.stringify([
+      item.imageId,
+      item.env,
+      item.hostNetworkMode ? [] : item.portMappings,
+      item.hostNetworkMode,
+    ]);
+  return spec(running) !== spec(next);
 }
 
 /** `parseMicroservice` (sync.go): type assertions on the map; a wrong type is as good as absent. */

@@ -1,0 +1,167 @@
+import { createHash } from 'node:crypto';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mapWithConcurrency } from '../concurrency.js';
+import { batchWriteItems, conditionalWrite, documentClient, keys, tableName } from './client.js';
+import { queryAll } from './query.js';
+import { outsideReadSnapshot } from './snapshot.js';
+
+/**
+ * Which agents have not yet applied a change to their router config. A change fogbridge tells an agent
+ * of leaves a marker: for one service (its listener or connector on that agent changed) or for the
+ * agent's whole router (its own part, its selection of services, or a rebuild). The marker holds the
+ * agent's change counter as read after the change was in place (`afterSeq`); an acknowledgement above
+ * it means the agent fetched its config after the change, so the marker goes. Markers are few (they
+ * last from a change until the agent's next poll), so the per-site status of every service is read
+ * from them and the token index, never from one item per agent.
+ *
+ * They live in a handful of partitions (by agent), not one, so a fan-out to thousands of agents spreads
+ * its writes.
+ */
+const PARTITIONS = 4;
+
+/** A router-wide marker, or one service's. */
+export type PendingScope = { router: true } | { service: string };
+
+export interface PendingSite {
+  agentUuid: string;
+  /** The service the marker is about; absent for a router-wide one. */
+  service?: string;
+  /** Absent while the change waits for the agent's fog reconcile to tell it (`awaiting`). */
+  afterSeq?: number;
+  /** When the first change still unapplied was told (ISO time). */
+  since: string;
+}
+
+const partitionOf = (agentUuid: string) =>
+  `SITEPENDING#${createHash('sha1').update(agentUuid).digest()[0]! % PARTITIONS}`;
+
+const sortKey = (agentUuid: string, scope: PendingScope) =>
+  'router' in scope ? `${agentUuid}#ROUTER` : `${agentUuid}#SVC#${scope.service}`;
+
+export const pendingSiteKey = (agentUuid: string, scope: PendingScope) => ({
+  PK: partitionOf(agentUuid),
+  SK: sortKey(agentUuid, scope),
+});
+
+/**
+ * The agent's change counter as the store holds it now (never from a read snapshot): read after a
+ * change is written, it is what a marker for that change waits to see acknowledged past.
+ */
+export async function changeCounterNow(agentUuid: string): Promise<number> {
+  return outsideReadSnapshot(async () => {
+    const { Item } = await documentClient().send(
+      new GetCommand({
+        TableName: tableName(),
+        Key: keys.changes(agentUuid),
+        ConsistentRead: true,
+        ProjectionExpression: 'changeSeq',
+      }),
+    );
+    return Number(Item?.changeSeq ?? 0);
+  });
+}
+
+/**
+ * Marks the agent as not having applied a change yet. `afterSeq` is its change counter read after the
+ * change was in place; a marker already waiting for a later value keeps it, and `since` keeps the time
+ * of the first unapplied change.
+ */
+export async function markSitePending(
+  agentUuid: string,
+  scope: PendingScope,
+  afterSeq: number,
+): Promise<void> {
+  await conditionalWrite(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: pendingSiteKey(agentUuid, scope),
+      UpdateExpression:
+        'SET afterSeq = :after, agentUuid = :agent, since = if_not_exists(since, :now)' +
+        ('service' in scope ? ', service = :service' : '') +
+        ' REMOVE awaiting',
+      ConditionExpression: 'attribute_not_exists(afterSeq) OR afterSeq < :after',
+      ExpressionAttributeValues: {
+        ':after': afterSeq,
+        ':agent': agentUuid,
+        ':now': new Date().toISOString(),
+        ...('service' in scope ? { ':service': scope.service } : {}),
+      },
+    }),
+  );
+}
+
+/**
+ * A service's listener in the distribution sets changed, and the agents that select it are about to be
+ * asked to tell their agents: each is marked as not having applied it, waiting (no `afterSeq`, so no
+ * acknowledgement clears it) until its fog reconcile says which counter value to wait for. Without this
+ * an agent would count as having applied the change in the time before its fog reconcile runs.
+ */
+export async function markSitesAwaitingTelling(
+  agentUuids: readonly string[],
+  service: string,
+): Promise<void> {
+  const since = new Date().toISOString();
+  await batchWriteItems(
+    agentUuids.map((agentUuid) => ({
+      ...pendingSiteKey(agentUuid, { service }),
+      agentUuid,
+      service,
+      since,
+      awaiting: true,
+    })),
+    [],
+  );
+}
+
+/** The agent's markers. */
+async function pendingOfAgent(agentUuid: string): Promise<(PendingSite & { SK: string })[]> {
+  return queryAll<PendingSite & { SK: string }>({
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :agent)',
+    ExpressionAttributeValues: { ':pk': partitionOf(agentUuid), ':agent': `${agentUuid}#` },
+    ConsistentRead: true,
+  });
+}
+
+/**
+ * The agent acknowledged its changes up to `acknowledged`: every marker waiting for less goes (each
+ * only if no later change moved it meanwhile).
+ */
+export async function clearAppliedSites(agentUuid: string, acknowledged: number): Promise<void> {
+  const applied = (await pendingOfAgent(agentUuid)).filter(
+    (site) => site.afterSeq !== undefined && site.afterSeq < acknowledged,
+  );
+  await mapWithConcurrency(applied, 8, async (site) => {
+    await conditionalWrite(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: { PK: partitionOf(agentUuid), SK: site.SK },
+        ConditionExpression: 'afterSeq = :seen',
+        ExpressionAttributeValues: { ':seen': site.afterSeq },
+      }),
+    );
+  });
+}
+
+/** Every marker of the fleet (a few consistent queries: markers last only until the next poll). */
+export async function listPendingSites(): Promise<PendingSite[]> {
+  const partitions = Array.from({ length: PARTITIONS }, (_, index) => `SITEPENDING#${index}`);
+  const pages = await Promise.all(
+    partitions.map((pk) =>
+      queryAll<PendingSite>({
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ConsistentRead: true,
+      }),
+    ),
+  );
+  return pages.flat();
+}
+
+/** A deleted agent's markers. */
+export async function forgetPendingSites(agentUuid: string): Promise<void> {
+  const sites = await pendingOfAgent(agentUuid);
+  await batchWriteItems(
+    [],
+    sites.map((site) => ({ PK: partitionOf(agentUuid), SK: site.SK })),
+  );
+}
