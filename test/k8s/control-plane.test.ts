@@ -8,8 +8,9 @@ import { armFault, disarmFaults } from '../../shared/faults.js';
 import { type Entry, operatorMerge, operatorTemplate } from '../fixtures/operator-skrouterd.js';
 import { checkoutKubernetesYaml } from '../fixtures/seed-000.js';
 import { createSeedBackend } from '../fixtures/world.js';
-import type { ApiClient } from '../support/client.js';
+import { type ApiClient, eventually } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
+import { ScriptedAgent } from '../support/scripted-agent.js';
 import { type KubeApiserver, startKubeApiserver } from './harness.js';
 import { KubeClient } from './http.js';
 
@@ -702,5 +703,53 @@ describe('the fleet certificate authorities on Kubernetes', () => {
       secretName: 'router-site-ca',
     });
     expect(duplicate.status).toBe(409);
+  });
+});
+
+describe('moving the default router on Kubernetes', () => {
+  type Link = { host: string; port: string; role: string };
+  const linkOf = (agent: ScriptedAgent) =>
+    (agent.runningRouter?.config as { connectors?: Record<string, Link> } | undefined)?.connectors?.[
+      'default-router'
+    ];
+
+  it('PUT /api/v3/router with a new host rebuilds the edge router dialing it, which then links to the new host', async () => {
+    // Prepare: fog-a (its router certificates signed by the imported CAs) provisioned, its router running
+    const key = await api.get<{ key: string }>('/api/v3/iofog/fog-a/provisioning-key');
+    const agent = new ScriptedAgent(t.runtime.url);
+    await agent.provision(key.body.key, 1);
+    await eventually(async () => {
+      await agent.poll();
+      return linkOf(agent)?.host === 'router.example.com' ? true : undefined;
+    }, "fog-a's running link to the default router");
+    const starts = agent.runningRouter!.starts;
+
+    // Act
+    const moved = await api.put('/api/v3/router', { host: 'router2.example.com' });
+
+    // Assess: served with rebuild until fog-a acknowledges; then its router runs the new link
+    expect(moved.status).toBe(200);
+    await eventually(async () => {
+      const { microservices } = await agent.request('GET', 'microservices');
+      const router = (microservices as { isRouter?: boolean; rebuild?: boolean; config?: string }[]).find(
+        (item) => item.isRouter,
+      );
+      const config = JSON.parse(router?.config ?? '{}') as { connectors?: Record<string, Link> };
+      return router?.rebuild && config.connectors?.['default-router']?.host === 'router2.example.com'
+        ? true
+        : undefined;
+    }, 'a rebuild of fog-a with the new default router host');
+    await eventually(async () => {
+      await agent.poll();
+      return linkOf(agent)?.host === 'router2.example.com' ? true : undefined;
+    }, 'fog-a running its link to the new host');
+    expect(linkOf(agent)).toEqual({
+      name: 'default-router',
+      role: 'edge',
+      host: 'router2.example.com',
+      port: '45671',
+      sslProfile: 'router-site-server-fog-a',
+    });
+    expect(agent.runningRouter!.starts).toBe(starts + 1);
   });
 });
