@@ -1,4 +1,5 @@
 import type { ApiClient } from '../../test/support/client.js';
+import { ScriptedAgent } from '../../test/support/scripted-agent.js';
 import {
   callsPerOperation,
   createAgentsTaggedAll,
@@ -7,6 +8,7 @@ import {
   percentile,
   type RuntimeControl,
   sleep,
+  withClients,
 } from '../support.js';
 
 /**
@@ -66,6 +68,7 @@ export async function runFanOut(
   );
   const hubAgentChange = hubAgent ? await measureAgentChange(api, observer, control, hubAgent) : undefined;
   const drift = await measureDriftCycle(settings.agents, control);
+  const sites = await measureSiteStatus(api, control, agents, settings.clients);
   const createCalls = callsPerOperation(createUsage)['fog reconcile'];
   const createWithBatch = fogCallsWithBatchReads(createUsage);
   const result = {
@@ -87,6 +90,7 @@ export async function runFanOut(
     agentChange,
     hubAgentChange,
     driftCheck: drift,
+    siteStatus: sites,
   };
   console.log('\nS2 fan-out');
   console.table({
@@ -112,8 +116,69 @@ export async function runFanOut(
     'drift check: DynamoDB reads per router checked': drift.readsPerRouter,
     'drift check: ms per sweep (p50 / max)': `${drift.msPerSweepP50} / ${drift.msPerSweepMax}`,
     'drift check: routers found drifted': drift.drifted,
+    'per-site status: provisioned agents polling as Edgelet does': sites.agents,
+    'per-site status: every site applied, by the service read (ms)': sites.allAppliedMs,
+    'per-site status: summary when all applied': `${sites.summary.applied} / ${sites.summary.expected}`,
+    'per-site status: store calls of one service read (sites pending / all applied)': `${sites.callsWhilePending} / ${sites.callsWhenApplied}`,
   });
   return result;
+}
+
+/**
+ * Per-site status at fleet size: every agent is provisioned and polls as Edgelet does (changes,
+ * microservices when a flag is up, the acknowledgement; a status report each round); a new service
+ * selected by all of them is created, and its read is repeated until it says every site applied it.
+ * Reports that time and the store calls of one service read while sites are pending and once all
+ * applied (a few queries and one batched read of the waiting agents' reports, not one read per agent).
+ */
+async function measureSiteStatus(api: ApiClient, control: RuntimeControl, uuids: string[], clients: number) {
+  const agents = await withClients(uuids, clients, async (uuid) => {
+    const key = await api.get<{ key: string }>(`/api/v3/iofog/${uuid}/provisioning-key`);
+    const agent = new ScriptedAgent(api.baseUrl);
+    await agent.provision(key.body.key, 1);
+    await agent.poll();
+    return agent;
+  });
+  const pollAll = () =>
+    withClients(agents, clients, async (agent) => {
+      await agent.reportStatus();
+      await agent.poll();
+    });
+  await pollAll();
+  const readCalls = async () => {
+    await control.resetUsage();
+    const read = await api.get<{ sites: { expected: number; applied: number } }>('/api/v3/services/s2-sites');
+    if (read.status !== 200) throw new Error(`S2 service read: ${read.status} ${read.text}`);
+    const calls = callsPerOperation(await control.usage())['read service']?.max ?? 0;
+    return { calls, sites: read.body.sites };
+  };
+  const started = Date.now();
+  const created = await api.post('/api/v3/services', {
+    name: 's2-sites',
+    type: 'external',
+    resource: 'sites.example.com',
+    targetPort: 443,
+    tags: ['sites'],
+  });
+  if (created.status !== 201) throw new Error(`S2 sites create: ${created.status} ${created.text}`);
+  const whilePending = await readCalls();
+  let last = whilePending;
+  await waitFor(
+    async () => {
+      await pollAll();
+      last = await readCalls();
+      return last.sites.expected > 0 && last.sites.applied === last.sites.expected;
+    },
+    900_000,
+    0,
+  );
+  return {
+    agents: agents.length,
+    allAppliedMs: Date.now() - started,
+    summary: last.sites,
+    callsWhilePending: whilePending.calls,
+    callsWhenApplied: last.calls,
+  };
 }
 
 /**

@@ -36,10 +36,12 @@ export async function listServices(): Promise<ServiceView[]> {
 }
 
 /** A service, with the summary of its sites and the first of those that have not applied it. */
-export async function getService(name: string): Promise<ServiceView> {
-  const row = await requireLiveService(name);
-  const { summary, notApplied } = await sitesOfService(row);
-  return { ...toServiceView(row), sites: { ...summary, notApplied } };
+export function getService(name: string): Promise<ServiceView> {
+  return countOperation('read service', async () => {
+    const row = await requireLiveService(name);
+    const { summary, notApplied } = await sitesOfService(row);
+    return { ...toServiceView(row), sites: { ...summary, notApplied } };
+  });
 }
 
 /** Every site of a service, a page at a time. */

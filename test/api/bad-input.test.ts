@@ -1193,6 +1193,7 @@ describe('unknown fields are accepted, ignored and warned about', () => {
         bridgePort: 0,
         provisioningStatus: '',
         serviceEndpoint: '',
+        sites: {},
       });
       expect(comparable(created.body)).toEqual(comparable(expected.body));
       expect(await snapshot()).toEqual(before);
@@ -1211,7 +1212,8 @@ describe('unknown fields are accepted, ignored and warned about', () => {
     // Assess
     expect(response.status).toBe(204);
     expect(response.headers.get('warning')).toBe(warning('colour'));
-    expect({ ...after, provisioningStatus: before.provisioningStatus }).toEqual({
+    // Status (its reconcile's and its sites') moves on its own; the spec is what the request set.
+    expect({ ...after, provisioningStatus: before.provisioningStatus, sites: before.sites }).toEqual({
       ...before,
       tags: ['checkout', 'shop'],
     });
