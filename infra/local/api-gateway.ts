@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, maxHeaderSize, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { lambdaContext } from './lambda-context.js';
 
@@ -40,7 +41,7 @@ export function apiGatewayAdapter(functions: HttpFunction[]) {
     fn.routes.map((route) => ({ method: route.method, pattern: pathPattern(route.path), fn })),
   );
   return async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
+    const url = requestUrl(request.url ?? '/');
     const onPath = table.filter((entry) => entry.pattern.test(url.pathname));
     const route = (onPath.find((entry) => entry.method === request.method) ?? onPath[0])?.fn;
     if (!route)
@@ -67,6 +68,40 @@ export function apiGatewayAdapter(functions: HttpFunction[]) {
       send(response, 500, { name: 'InternalError', message: 'Internal error' });
     }
   };
+}
+
+/**
+ * The request's path as the client sent it (API Gateway routes the raw path: `%2e%2e` and `..` are
+ * segments like any other, never resolved against the route above) and its query.
+ */
+function requestUrl(raw: string): { pathname: string; search: string; searchParams: URLSearchParams } {
+  const query = raw.indexOf('?');
+  const pathname = query < 0 ? raw : raw.slice(0, query);
+  const search = query < 0 ? '' : raw.slice(query);
+  return { pathname, search, searchParams: new URLSearchParams(search) };
+}
+
+/**
+ * What a request Node cannot parse gets, as API Gateway answers one: a JSON error, never an empty body
+ * (header fields past Node's limit: 431; anything else malformed: 400).
+ */
+export function answerMalformedRequests(server: Server): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable) return socket.destroy();
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const body = JSON.stringify(
+      tooLarge
+        ? {
+            name: 'RequestHeaderFieldsTooLargeError',
+            message: `Request header fields are larger than ${maxHeaderSize} bytes`,
+          }
+        : { name: 'ValidationError', message: 'Malformed HTTP request' },
+    );
+    socket.end(
+      `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
 }
 
 function send(response: ServerResponse, statusCode: number, body: unknown) {
@@ -104,7 +139,11 @@ function isTextual(contentType: string | undefined): boolean {
   );
 }
 
-function toEvent(request: IncomingMessage, url: URL, body: Buffer): APIGatewayProxyEventV2 {
+function toEvent(
+  request: IncomingMessage,
+  url: ReturnType<typeof requestUrl>,
+  body: Buffer,
+): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
   for (const [key, value] of Object.entries(request.headers)) {
     if (value !== undefined) headers[key.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;

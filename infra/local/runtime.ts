@@ -16,7 +16,7 @@ import { logger } from '../../shared/log/logger.js';
 import { placeholderSigner } from '../../shared/placeholder-signer.js';
 import { sweep } from '../../shared/reconcile/sweeper.js';
 import { createTableInput } from '../../shared/store/table.js';
-import { apiGatewayAdapter, type HttpHandler } from './api-gateway.js';
+import { answerMalformedRequests, apiGatewayAdapter, type HttpHandler } from './api-gateway.js';
 import { ensureSecretsKey, setUpLocalAuth } from './auth.js';
 import { startEmulatorsThread } from './emulators-thread.js';
 import { ensureQueues, type QueueUrls } from './queues.js';
@@ -163,6 +163,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
   });
   server.keepAliveTimeout = 5_000;
+  answerMalformedRequests(server);
   await new Promise<void>((done, fail) => {
     server.once('error', fail);
     server.listen(options.port ?? base.local.port, options.host ?? base.local.host, () => done());

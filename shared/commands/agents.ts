@@ -9,8 +9,9 @@ import {
 import { nearMissDistributionTags } from '../domain/distribution.js';
 import { DEFAULT_NATS_HUB, DEFAULT_NATS_PORTS, normalizeStoreSize } from '../domain/nats-conf.js';
 import { DEFAULT_ROUTER, routerMicroserviceUuid } from '../domain/placement.js';
+import { type NamedPort, portSetProblem } from '../domain/port-set.js';
 import type { RouterMode } from '../domain/router-objects.js';
-import { routerCertificateSpecs } from '../domain/router-site.js';
+import { natsCertificateSpecs, routerCertificateSpecs } from '../domain/router-site.js';
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import { enqueueFogReconciles } from '../queue/publishers.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
@@ -25,23 +26,33 @@ import {
   claimSystemAgent,
   deleteAgentRow,
   getAgentRow,
+  getAgentRows,
+  getAgentUuidByName,
   hasAnyAgent,
   listAgentRows,
   putNewAgentRow,
   releaseSystemAgent,
   replaceAgentRow,
 } from '../store/agents.js';
-import { deleteMicroservice, listMicroservicesByAgent } from '../store/applications.js';
+import { listMicroservicesByAgent } from '../store/applications.js';
 import { forgetApplied, getApplied } from '../store/applied.js';
-import { deleteCertificate, getCertificate, listAgentCertificates } from '../store/certificates.js';
+import { deleteCertificatesOf } from '../store/certificates.js';
 import { changeStateOf } from '../store/changes.js';
 import { deleteAgentCredentials, getProvisionedArchitecture } from '../store/credentials.js';
 import { getNatsHub, putNatsHub, putNatsHubIfAbsent, releaseNatsHub } from '../store/nats.js';
 import { forgetPendingSites } from '../store/pending-sites.js';
 import { deletePlatformStatus, getRequestRecords, platformStatusOf } from '../store/platform.js';
+import {
+  forgetReference,
+  recordReference,
+  referenceTarget,
+  referencingSources,
+  touchTarget,
+} from '../store/references.js';
 import { deleteDefaultRouter, getDefaultRouter, putDefaultRouterIfAbsent } from '../store/routers.js';
 import { listServicesByHub, listServicesBySite } from '../store/services.js';
 import { syncTokenIndex } from '../store/token-index.js';
+import { removeMicroservice } from './microservices.js';
 import { findAgent } from './resolve.js';
 import { followSystemAgentRouter } from './router.js';
 
@@ -247,6 +258,7 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
     throw new ValidationError("Field 'isSystem' must not be true when the control plane is Kubernetes");
   }
   const uuid = body.uuid ?? randomUUID().replaceAll('-', '');
+  await refuseIdentityCrossing(body.name, body.uuid);
   let promote = false;
   // O(1): one item of the agent list tells whether the cluster is empty; the claim decides the winner.
   if (!kubernetes && !(await hasAnyAgent())) promote = await claimSystemAgent(uuid);
@@ -275,11 +287,17 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
   };
   requireRouterHost(row);
   requireNatsHost(row);
+  requireDistinctPorts(row, body);
   try {
     await putNewAgentRow(row);
   } catch (error) {
     if (promote) await releaseSystemAgent(uuid);
     throw error;
+  }
+  const refused = await referenceNatsServers(row, undefined);
+  if (refused.length > 0) {
+    await removeNewAgent(row);
+    throw notNatsServer(refused[0]!);
   }
   if (promote) {
     // Its NATS server is the hub leaves dial (seed 001); the NATS fabric itself builds on this record.
@@ -301,6 +319,28 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
   await enqueueFogReconciles([uuid], undefined, { agents: { [uuid]: row } });
   const warnings = tagWarnings(row.tags);
   return warnings.length > 0 ? { uuid, warnings } : { uuid };
+}
+
+/**
+ * Agents are found by uuid or by name (uuid first): a name that is another agent's uuid, or a uuid that
+ * is another agent's name, would make one reference name two agents.
+ */
+async function refuseIdentityCrossing(name: string, uuid: string | undefined): Promise<void> {
+  const [named, byName] = await Promise.all([
+    getAgentRow(name),
+    uuid === undefined ? undefined : getAgentUuidByName(uuid),
+  ]);
+  // The same agent created again is a duplicate (409 when its row is written), not a crossing.
+  if (named && named.uuid !== uuid) {
+    throw new ValidationError(
+      `Field 'name': ${JSON.stringify(name)} is the uuid of agent ${JSON.stringify(named.name)}; a name must not pass for another agent's uuid`,
+    );
+  }
+  if (byName !== undefined && byName !== uuid) {
+    throw new ValidationError(
+      `Field 'uuid': ${JSON.stringify(uuid)} is the name of agent ${byName}; a uuid must not pass for another agent's name`,
+    );
+  }
 }
 
 function routerPorts(
@@ -347,11 +387,7 @@ async function natsFields(
       continue;
     }
     const upstream = await findAgent(reference);
-    if (!upstream || upstream.uuid === self || upstream.natsMode !== 'server') {
-      throw new ValidationError(
-        `Field 'upstreamNatsServers': ${JSON.stringify(reference)} is not a NATS server (an agent with natsMode server, or ${DEFAULT_NATS_HUB})`,
-      );
-    }
+    if (!upstream || upstream.uuid === self || upstream.natsMode !== 'server') throw notNatsServer(reference);
     upstreams.push(upstream.uuid);
   }
   return {
@@ -375,6 +411,37 @@ function requireNatsHost(row: AgentRow) {
   }
 }
 
+/**
+ * The ports the agent's router and NATS process listen on, as its row now holds them, must differ (see
+ * `portSetProblem`); the fields the request set are named as the ones that collide.
+ */
+function requireDistinctPorts(row: AgentRow, body: object) {
+  const nats = row.natsPorts ?? DEFAULT_NATS_PORTS;
+  const ports: NamedPort[] = [
+    ...(row.routerMode === 'none' ? [] : [{ field: 'messagingPort', port: row.messagingPort }]),
+    ...(row.routerMode === 'interior'
+      ? [
+          { field: 'interRouterPort', port: row.interRouterPort },
+          { field: 'edgeRouterPort', port: row.edgeRouterPort },
+        ]
+      : []),
+    ...(row.natsMode === 'none'
+      ? []
+      : [
+          { field: 'natsServerPort', port: nats.serverPort },
+          { field: 'natsClusterPort', port: nats.clusterPort },
+          { field: 'natsLeafPort', port: nats.leafPort },
+          { field: 'natsMqttPort', port: nats.mqttPort },
+          { field: 'natsHttpPort', port: nats.httpPort },
+        ]),
+  ].filter((entry): entry is NamedPort => typeof entry.port === 'number');
+  const given = (entry: NamedPort) => entry.field in body;
+  const problem = portSetProblem([...ports.filter((p) => !given(p)), ...ports.filter(given)], {
+    routerManagement: row.routerMode !== 'none',
+  });
+  if (problem) throw new ValidationError(problem);
+}
+
 function requireRouterHost(row: AgentRow) {
   if (row.routerMode !== 'none' && !row.host) {
     throw new ValidationError(
@@ -389,7 +456,14 @@ async function resolveUpstreams(
   routerMode: RouterMode,
   self: string,
 ): Promise<string[]> {
-  if (routerMode === 'none') return [];
+  if (routerMode === 'none') {
+    if (references && references.length > 0) {
+      throw new ValidationError(
+        `Field 'upstreamRouters': an agent with router mode none has no router to link, got ${JSON.stringify(references)}`,
+      );
+    }
+    return [];
+  }
   // The default router may be registered after the agent: the link is made when it is.
   if (references === undefined) return [DEFAULT_ROUTER];
   const resolved: string[] = [];
@@ -408,9 +482,35 @@ async function resolveUpstreams(
         `Field 'upstreamRouters': agent ${JSON.stringify(upstream.name)} has router mode ${upstream.routerMode}; an upstream router must be interior`,
       );
     }
+    const loop = await pathBack(upstream, self);
+    if (loop) {
+      throw new ValidationError(
+        `Field 'upstreamRouters': agent ${JSON.stringify(upstream.name)} already links to this agent (${loop}); links between routers must not form a cycle`,
+      );
+    }
     resolved.push(upstream.uuid);
   }
   return [...new Set(resolved)];
+}
+
+/**
+ * The chain of upstream links from `from` back to agent `self` (names joined by →), or undefined when
+ * none leads there.
+ */
+async function pathBack(from: AgentRow, self: string): Promise<string | undefined> {
+  const seen = new Set<string>();
+  const queue: { agent: AgentRow; path: string[] }[] = [{ agent: from, path: [from.name] }];
+  while (queue.length > 0) {
+    const { agent, path } = queue.shift()!;
+    for (const next of agent.upstreamRouters) {
+      if (next === self) return [...path, 'this agent'].join(' → ');
+      if (next === DEFAULT_ROUTER || seen.has(next)) continue;
+      seen.add(next);
+      const row = await getAgentRow(next);
+      if (row) queue.push({ agent: row, path: [...path, row.name] });
+    }
+  }
+  return undefined;
 }
 
 /** Partial update; `tags`, when present, replaces the set. Reconciles the agent's router. */
@@ -481,7 +581,17 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
     };
     requireRouterHost(next);
     requireNatsHost(next);
+    requireDistinctPorts(next, patch);
     if (!(await replaceAgentRow(next, row))) return CONFLICT;
+    const refused = await referenceNatsServers(next, row);
+    if (refused.length > 0) {
+      await restoreNatsServers(uuid, row.upstreamNatsServers ?? []);
+      throw notNatsServer(refused[0]!);
+    }
+    await forgetNatsServers(
+      uuid,
+      natsServersOf(row).filter((server) => !natsServersOf(next).includes(server)),
+    );
     await enqueueFogReconciles(
       [uuid, ...(await routersDialing(row, next)), ...(await natsHubFollowing(row, next))],
       undefined,
@@ -540,10 +650,71 @@ const agentContention = (uuid: string) => ({
   exhausted: () => new ContentionError(`Agent ${uuid} is being changed concurrently; retry the request`),
 });
 
+const notNatsServer = (reference: string) =>
+  new ValidationError(
+    `Field 'upstreamNatsServers': ${JSON.stringify(reference)} is not a NATS server (an agent with natsMode server, or ${DEFAULT_NATS_HUB})`,
+  );
+
+/** The NATS servers (agent uuids) a leaf links to; the NATS hub is not an agent. */
+const natsServersOf = (row: Pick<AgentRow, 'upstreamNatsServers'> | undefined) =>
+  (row?.upstreamNatsServers ?? []).filter((server) => server !== DEFAULT_NATS_HUB);
+
+/**
+ * A leaf's references to the servers it newly links to, made after its row is written (see
+ * store/references.ts): each recorded under the server, then the server touched on condition it is
+ * still a NATS server. Returns the servers that no longer are (or are gone); their references are undone.
+ */
+async function referenceNatsServers(leaf: AgentRow, before: AgentRow | undefined): Promise<string[]> {
+  const refused: string[] = [];
+  for (const server of natsServersOf(leaf).filter((uuid) => !natsServersOf(before).includes(uuid))) {
+    await recordReference(referenceTarget.agent(server), 'nats-upstream', leaf.uuid);
+    const touched = await touchTarget(referenceTarget.agent(server), {
+      expression: 'natsMode = :server',
+      values: { ':server': 'server' },
+    });
+    if (touched) continue;
+    await forgetReference(referenceTarget.agent(server), 'nats-upstream', leaf.uuid);
+    refused.push(server);
+  }
+  return refused;
+}
+
+async function forgetNatsServers(leaf: string, servers: readonly string[]): Promise<void> {
+  for (const server of servers) await forgetReference(referenceTarget.agent(server), 'nats-upstream', leaf);
+}
+
+/** A leaf change that named a server that is gone is undone: its links are what they were. */
+async function restoreNatsServers(uuid: string, servers: string[]): Promise<void> {
+  await retryOnConflict(async () => {
+    const row = await getAgentRow(uuid);
+    if (!row) return;
+    const next = { ...row, upstreamNatsServers: servers, generation: row.generation + 1 };
+    if (!(await replaceAgentRow(next, row))) return CONFLICT;
+    await enqueueFogReconciles([uuid]);
+  }, agentContention(uuid));
+}
+
+/** An agent whose creation could not complete (a server it links to is gone) goes again. */
+async function removeNewAgent(row: AgentRow): Promise<void> {
+  await retryOnConflict(async () => {
+    const current = await getAgentRow(row.uuid);
+    if (!current) return;
+    if (!(await deleteAgentRow(current))) return CONFLICT;
+    await forgetNatsServers(row.uuid, natsServersOf(row));
+  }, agentContention(row.uuid));
+}
+
+/** The leaves that link to a NATS server, found by their reference items (read consistently). */
+async function leavesOf(server: AgentRow): Promise<AgentRow[]> {
+  const sources = await referencingSources(referenceTarget.agent(server.uuid), 'nats-upstream');
+  const rows = await getAgentRows(sources);
+  return [...rows.values()].filter((row) => row.upstreamNatsServers?.includes(server.uuid));
+}
+
 /** A NATS server that leaves link to stays a server (they would lose their upstream). */
 async function checkNatsModeChange(row: AgentRow, natsMode: NatsMode) {
   if (row.natsMode !== 'server' || natsMode === 'server') return;
-  const leaves = (await listAgentRows()).filter((agent) => agent.upstreamNatsServers?.includes(row.uuid));
+  const leaves = await leavesOf(row);
   if (leaves.length > 0) {
     throw new ValidationError(
       `Field 'natsMode': agent ${row.name} is the upstream NATS server of ${leaves.map((a) => a.name).join(', ')}; it must stay server`,
@@ -585,12 +756,13 @@ export async function deleteAgent(uuid: string): Promise<void> {
     // Re-read on every attempt: a concurrent delete makes this a 404, a concurrent change re-checks.
     const row = await requireAgent(uuid);
     const runsDefaultRouter = await checkAgentDeletable(row);
-    for (const microservice of await listMicroservicesByAgent(uuid)) await deleteMicroservice(microservice);
+    for (const microservice of await listMicroservicesByAgent(uuid)) await removeMicroservice(microservice);
     // Its token-index entries go first: a service fan-out must not find it once it is gone. A lost race
     // below leaves the agent in place, and its next fog reconcile writes them again.
     const tokensLeft = await syncTokenIndex({ agent: uuid }, [], await getApplied({ agent: uuid }));
     if (!(await deleteAgentRow(row))) return CONFLICT;
     await forgetApplied({ agent: uuid }, { tokens: tokensLeft });
+    await forgetNatsServers(uuid, natsServersOf(row));
     await Promise.all([
       deleteAgentCredentials(uuid),
       deleteAgentReports(uuid),
@@ -615,14 +787,10 @@ export async function requestAgentReconcile(uuid: string): Promise<{ uuid: strin
 
 /** The agent's certificates (by name, and whatever the index still lists) and its platform status. */
 async function deleteAgentFabric(row: AgentRow): Promise<void> {
-  const names = new Set([
+  await deleteCertificatesOf(row.uuid, [
     ...routerCertificateSpecs({ ...row, routerMode: 'edge' }).map((spec) => spec.name),
-    ...(await listAgentCertificates(row.uuid)).map((certificate) => certificate.name),
+    ...natsCertificateSpecs({ ...row, natsMode: 'server' }).map((spec) => spec.name),
   ]);
-  for (const name of names) {
-    const certificate = await getCertificate(name);
-    if (certificate?.agentUuid === row.uuid) await deleteCertificate(name);
-  }
   await deletePlatformStatus(row.uuid);
 }
 
@@ -650,7 +818,7 @@ async function checkAgentDeletable(row: AgentRow): Promise<boolean> {
       `Agent ${row.name} is the upstream router of ${downstream.map((a) => a.name).join(', ')}`,
     );
   }
-  const leaves = agents.filter((agent) => agent.upstreamNatsServers?.includes(row.uuid));
+  const leaves = await leavesOf(row);
   if (leaves.length > 0) {
     throw new ConflictError(
       `Agent ${row.name} is the upstream NATS server of ${leaves.map((a) => a.name).join(', ')}`,

@@ -7,18 +7,17 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import {
   type ApplicationRow,
   deleteApplicationRow,
-  deleteMicroservice,
   getApplication,
   listApplications as listApplicationRows,
   listMicroservicesOfApplication,
   putApplication,
   putNewApplication,
 } from '../store/applications.js';
-import { raiseChangeFlag } from '../store/changes.js';
 import {
   applyMicroserviceDeclaration,
   checkMicroserviceRemovable,
   type MicroserviceView,
+  removeMicroservice,
   resolveDeclaration,
   toMicroserviceView,
 } from './microservices.js';
@@ -90,10 +89,7 @@ export async function deleteApplication(name: string): Promise<void> {
   await requireApplication(name);
   const microservices = await listMicroservicesOfApplication(name);
   for (const microservice of microservices) await checkMicroserviceRemovable(microservice);
-  for (const microservice of microservices) {
-    await deleteMicroservice(microservice);
-    await raiseChangeFlag(microservice.agentUuid, 'microserviceList');
-  }
+  for (const microservice of microservices) await removeMicroservice(microservice);
   await deleteApplicationRow(name);
 }
 
@@ -113,10 +109,11 @@ export async function applyApplicationDeclaration(
   }
   for (const [index, microservice] of declaration.microservices.entries()) {
     const prefix = `spec.microservices.${index}.`;
-    await resolveDeclaration(microservice, {
-      agent: `${prefix}agent.name`,
-      registryId: `${prefix}images.registry`,
-    });
+    await resolveDeclaration(
+      microservice,
+      { agent: `${prefix}agent.name`, registryId: `${prefix}images.registry` },
+      declaration.name,
+    );
   }
   const listed = new Set(declaration.microservices.map((microservice) => microservice.name));
   const existing = mode === 'create' ? undefined : await requireApplication(declaration.name);
@@ -142,9 +139,6 @@ export async function applyApplicationDeclaration(
       { agent: `${prefix}agent.name`, registryId: `${prefix}images.registry` },
     );
   }
-  for (const microservice of dropped) {
-    await deleteMicroservice(microservice);
-    await raiseChangeFlag(microservice.agentUuid, 'microserviceList');
-  }
+  for (const microservice of dropped) await removeMicroservice(microservice);
   return toApplicationView(row);
 }

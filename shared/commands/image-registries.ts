@@ -55,8 +55,14 @@ export async function createImageRegistry(body: CreateImageRegistryBody): Promis
 }
 
 export async function removeImageRegistry(idText: string): Promise<void> {
+  // An id is written as the API hands it out: `011` is not registry 11.
+  if (!/^[1-9]\d{0,8}$/.test(idText)) {
+    throw new ValidationError(
+      `Path parameter 'id' must be a registry id (a whole number from 1, without leading zeros), got ${JSON.stringify(idText)}`,
+    );
+  }
   const id = Number(idText);
-  const registry = /^\d{1,9}$/.test(idText) ? await getImageRegistry(id) : undefined;
+  const registry = await getImageRegistry(id);
   if (!registry) throw new NotFoundError(`Registry with id ${idText} not found`);
   if (BUILT_IN_REGISTRIES.some((builtIn) => builtIn.id === id)) {
     throw new ConflictError(`Registry ${id} (${registry.url}) is built in and cannot be deleted`);

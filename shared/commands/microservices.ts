@@ -6,6 +6,7 @@ import type {
 } from '../domain/registry-schema.js';
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
+import { getAgentRow } from '../store/agents.js';
 import {
   deleteMicroservice as deleteMicroserviceRow,
   getApplication,
@@ -20,7 +21,8 @@ import {
 } from '../store/applications.js';
 import { raiseChangeFlag } from '../store/changes.js';
 import { getImageRegistry } from '../store/image-registries.js';
-import { listServicesBySite } from '../store/services.js';
+import { referenceTarget, referencingSources } from '../store/references.js';
+import { getServiceRow, listServicesBySite, type ServiceRow } from '../store/services.js';
 import { findAgent } from './resolve.js';
 import { requeueServices } from './services.js';
 
@@ -62,6 +64,23 @@ async function resolveAgentUuid(reference: string | undefined, field: string): P
   return agent.uuid;
 }
 
+/** The agent a JSON body names, by `iofogUuid` or `agentName`; both must then name the same agent. */
+async function bodyAgentUuid(body: { iofogUuid?: string; agentName?: string }): Promise<string> {
+  const byUuid =
+    body.iofogUuid === undefined ? undefined : await resolveAgentUuid(body.iofogUuid, 'iofogUuid');
+  const byName =
+    body.agentName === undefined ? undefined : await resolveAgentUuid(body.agentName, 'agentName');
+  if (byUuid !== undefined && byName !== undefined && byUuid !== byName) {
+    throw new ValidationError(
+      `Fields 'agentName' (${JSON.stringify(body.agentName)}) and 'iofogUuid' (${JSON.stringify(body.iofogUuid)}) name different agents; send one`,
+    );
+  }
+  const agentUuid = byUuid ?? byName;
+  if (agentUuid === undefined)
+    throw new ValidationError("Required field 'agentName' or 'iofogUuid' is missing");
+  return agentUuid;
+}
+
 async function requireRegistry(id: number, field: string): Promise<number> {
   if (!(await getImageRegistry(id))) {
     throw new ValidationError(
@@ -80,10 +99,7 @@ async function requireApplication(name: string, field: string): Promise<void> {
 /** Registers a microservice on an agent, with its images, registry and config. */
 export async function createMicroservice(body: CreateMicroserviceBody): Promise<{ uuid: string }> {
   await requireApplication(body.application, 'application');
-  const agentUuid = await resolveAgentUuid(
-    body.iofogUuid ?? body.agentName,
-    body.iofogUuid !== undefined ? 'iofogUuid' : 'agentName',
-  );
+  const agentUuid = await bodyAgentUuid(body);
   const registryId = await requireRegistry(body.registryId ?? 1, JSON_FIELDS.registryId);
   const now = new Date().toISOString();
   const uuid = body.uuid ?? randomUUID();
@@ -134,14 +150,10 @@ export async function updateMicroservice(uuid: string, patch: PatchMicroserviceB
     );
   }
   const moving = patch.agentName !== undefined || patch.iofogUuid !== undefined;
-  const agentUuid = moving
-    ? await resolveAgentUuid(
-        patch.iofogUuid ?? patch.agentName,
-        patch.iofogUuid !== undefined ? 'iofogUuid' : 'agentName',
-      )
-    : undefined;
+  const agentUuid = moving ? await bodyAgentUuid(patch) : undefined;
   if (patch.registryId !== undefined) await requireRegistry(patch.registryId, JSON_FIELDS.registryId);
-  await applyMicroserviceChange(uuid, (row) => ({
+  const field = patch.iofogUuid !== undefined ? 'iofogUuid' : 'agentName';
+  await applyMicroserviceChange(uuid, field, (row) => ({
     agentUuid: agentUuid ?? row.agentUuid,
     hostNetworkMode: patch.hostNetworkMode ?? row.hostNetworkMode,
     images: patch.images ?? row.images,
@@ -153,12 +165,14 @@ export async function updateMicroservice(uuid: string, patch: PatchMicroserviceB
 /** Writes a change to a microservice (conditioned on its version) and tells whoever it concerns. */
 async function applyMicroserviceChange(
   uuid: string,
+  agentField: string,
   change: (row: MicroserviceRow) => Partial<MicroserviceRow>,
 ): Promise<void> {
   await retryOnConflict(
     async () => {
       const row = await requireMicroservice(uuid);
       const next: MicroserviceRow = { ...row, ...change(row), updatedAt: new Date().toISOString() };
+      if (next.agentUuid !== row.agentUuid) await checkBackendMove(row, next.agentUuid, agentField);
       if (!(await replaceMicroservice(next, row))) return CONFLICT;
       await announceMicroserviceChange(row, next);
     },
@@ -191,11 +205,33 @@ async function announceMicroserviceChange(row: MicroserviceRow, next: Microservi
   }
 }
 
+/**
+ * The services a microservice backs: those recorded under it (store/references.ts), as their rows say
+ * now. A service whose backend failed (it has no connector site then) still counts.
+ */
+export async function servicesBackedBy(row: MicroserviceRow): Promise<ServiceRow[]> {
+  const names = await referencingSources(referenceTarget.microservice(row.uuid), 'backend');
+  const rows = await Promise.all(names.map((name) => getServiceRow(name)));
+  return rows.filter(
+    (service): service is ServiceRow =>
+      !!service && !service.deleted && service.type === 'microservice' && service.resource === row.uuid,
+  );
+}
+
+/** A microservice that backs services moves only to an agent with a router (its connector's site). */
+async function checkBackendMove(row: MicroserviceRow, agentUuid: string, field: string): Promise<void> {
+  const agent = await getAgentRow(agentUuid);
+  if (agent?.routerMode !== 'none') return;
+  const users = await servicesBackedBy(row);
+  if (users.length === 0) return;
+  throw new ValidationError(
+    `Field '${field}': agent ${agent.name} has router mode none, and microservice ${row.application}/${row.name} backs services ${users.map((s) => s.name).join(', ')}, whose connector needs a router on its agent`,
+  );
+}
+
 /** Refuses to remove a microservice that backs services. */
 export async function checkMicroserviceRemovable(row: MicroserviceRow): Promise<void> {
-  const users = (await listServicesBySite(row.agentUuid)).filter(
-    (service) => service.type === 'microservice' && service.resource === row.uuid,
-  );
+  const users = await servicesBackedBy(row);
   if (users.length > 0) {
     throw new ConflictError(
       `Microservice ${row.application}/${row.name} backs services ${users.map((s) => s.name).join(', ')}; delete them first`,
@@ -203,11 +239,29 @@ export async function checkMicroserviceRemovable(row: MicroserviceRow): Promise<
   }
 }
 
+/**
+ * Removes a microservice that backs no service, checked against the row as read and written
+ * conditioned on it: a service that started to reference it meanwhile makes it read and check again.
+ */
+export async function removeMicroservice(first: MicroserviceRow): Promise<void> {
+  await retryOnConflict(
+    async (attempt) => {
+      const row = attempt === 0 ? first : await getMicroserviceRow(first.uuid);
+      if (!row) return;
+      await checkMicroserviceRemovable(row);
+      if (!(await deleteMicroserviceRow(row))) return CONFLICT;
+      await raiseChangeFlag(row.agentUuid, 'microserviceList');
+    },
+    {
+      times: 5,
+      exhausted: () =>
+        new ContentionError(`Microservice ${first.uuid} is being changed concurrently; retry the request`),
+    },
+  );
+}
+
 export async function deleteMicroservice(uuid: string): Promise<void> {
-  const row = await requireMicroservice(uuid);
-  await checkMicroserviceRemovable(row);
-  await deleteMicroserviceRow(row);
-  await raiseChangeFlag(row.agentUuid, 'microserviceList');
+  await removeMicroservice(await requireMicroservice(uuid));
 }
 
 /** YAML fields are named as the document has them. */
@@ -216,15 +270,25 @@ const yamlFields = (prefix: string): Fields => ({
   registryId: `${prefix}images.registry`,
 });
 
-/** What a declaration resolves to before anything is written: its agent and registry exist. */
+/**
+ * What a declaration resolves to before anything is written: its agent and registry exist, and a
+ * microservice of that name in `application` that backs services does not move to an agent without a
+ * router.
+ */
 export async function resolveDeclaration(
   declaration: Omit<MicroserviceDeclaration, 'application'>,
   fields: Fields,
+  application?: string,
 ): Promise<{ agentUuid: string; registryId: number }> {
-  return {
+  const resolved = {
     agentUuid: await resolveAgentUuid(declaration.agentName, fields.agent),
     registryId: await requireRegistry(declaration.registryId, fields.registryId),
   };
+  const existing = application && (await getMicroserviceUuidByName(application, declaration.name));
+  const row = existing ? await getMicroserviceRow(existing) : undefined;
+  if (row && row.agentUuid !== resolved.agentUuid)
+    await checkBackendMove(row, resolved.agentUuid, fields.agent);
+  return resolved;
 }
 
 /**
@@ -244,7 +308,7 @@ export async function applyMicroserviceDeclaration(
     hostNetworkMode: declaration.hostNetworkMode,
   };
   if (existing) {
-    await applyMicroserviceChange(existing, () => ({ ...runtime, agentUuid }));
+    await applyMicroserviceChange(existing, fields.agent, () => ({ ...runtime, agentUuid }));
     return { uuid: existing, created: false };
   }
   const { uuid } = await createMicroservice({

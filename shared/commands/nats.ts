@@ -1,7 +1,8 @@
 import { config } from '../context.js';
 import { DEFAULT_NATS_PORTS, normalizeStoreSize } from '../domain/nats-conf.js';
 import type { PutNatsHubBody } from '../domain/nats-schema.js';
-import { ForbiddenError, NotFoundError } from '../errors.js';
+import { portSetProblem } from '../domain/port-set.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { enqueueFogReconciles } from '../queue/publishers.js';
 import { NATS_HUB_KEY } from '../reconcile/nats.js';
 import { listAgentRows } from '../store/agents.js';
@@ -44,6 +45,12 @@ export async function getNatsHubView(): Promise<NatsHubView> {
  */
 export async function putNatsHubFromBody(body: PutNatsHubBody): Promise<NatsHubView> {
   const existing = await getNatsHub();
+  if (existing?.agentUuid) {
+    // Its address and ports are the system agent's NATS server's: leaves would dial one, routes the other.
+    throw new ConflictError(
+      `The NATS hub is the NATS server of system agent ${existing.agentUuid}; change that agent (PATCH /api/v3/iofog/${existing.agentUuid}) instead`,
+    );
+  }
   const row: NatsHubRow = {
     host: body.host,
     serverPort: body.serverPort ?? DEFAULT_NATS_PORTS.serverPort,
@@ -56,6 +63,13 @@ export async function putNatsHubFromBody(body: PutNatsHubBody): Promise<NatsHubV
     agentUuid: existing?.agentUuid ?? null,
     updatedAt: new Date().toISOString(),
   };
+  const problem = portSetProblem(
+    (['serverPort', 'clusterPort', 'leafPort', 'mqttPort', 'httpPort'] as const).map((field) => ({
+      field,
+      port: row[field],
+    })),
+  );
+  if (problem) throw new ValidationError(problem);
   await putNatsHub(row);
   const moved =
     !existing ||

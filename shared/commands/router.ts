@@ -1,10 +1,11 @@
 import { config } from '../context.js';
 import { DEFAULT_ROUTER_PORTS } from '../domain/agent-schema.js';
 import { DEFAULT_ROUTER, hubRouterKey } from '../domain/placement.js';
+import { portSetProblem } from '../domain/port-set.js';
 import type { RouterConfig } from '../domain/router-config.js';
 import type { PutRouterBody } from '../domain/router-schema.js';
 import type { SkrouterdEntry } from '../domain/skrouterd.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { readHubConfigMap } from '../k8s/hub-configmap.js';
 import { enqueueFogReconciles } from '../queue/publishers.js';
 import { type AgentRow, getAgentRow, listAgentRows } from '../store/agents.js';
@@ -43,6 +44,16 @@ export async function getDefaultRouterView(): Promise<DefaultRouterView> {
  */
 export async function putDefaultRouterFromBody(body: PutRouterBody): Promise<DefaultRouterView> {
   const existing = await getDefaultRouter();
+  const ports = {
+    messagingPort: body.messagingPort ?? DEFAULT_ROUTER_PORTS.messagingPort,
+    interRouterPort: body.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
+    edgeRouterPort: body.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
+  };
+  const problem = portSetProblem(
+    Object.entries(ports).map(([field, port]) => ({ field, port })),
+    { routerManagement: true },
+  );
+  if (problem) throw new ValidationError(problem);
   const row: DefaultRouterRow = {
     host: body.host,
     messagingPort: body.messagingPort ?? DEFAULT_ROUTER_PORTS.messagingPort,

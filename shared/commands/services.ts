@@ -12,8 +12,10 @@ import {
   releaseBridgePort,
   returnNewBridgePort,
 } from '../store/ports.js';
+import { forgetReference, recordReference, referenceTarget, touchTarget } from '../store/references.js';
 import { getDefaultRouter } from '../store/routers.js';
 import {
+  bumpServiceGeneration,
   getServiceRow,
   listServiceRows,
   putNewServiceRow,
@@ -86,13 +88,37 @@ async function createServiceCounted(body: CreateServiceBody, source: Source): Pr
     createdAt: now,
     updatedAt: now,
   };
+  // A microservice's service is recorded under it first, so the microservice cannot go while it backs one.
+  if (base.type === 'microservice') await recordBackend(base);
   const stored =
     (await timeStep('api: claim port and write row', () => createFreshService(base, hubHost))) ??
     (await createOverExistingRow(base, hubHost));
   await timeStep('api: enqueue reconcile', () =>
     enqueueServiceReconcile({ name: stored.name, generation: stored.generation }, 'create', stored.createdAt),
   );
+  if (base.type === 'microservice' && !(await backendStillThere(base))) {
+    await deleteService(base.name);
+    throw backendGone(base, fieldName(source, 'resource'));
+  }
   return toServiceView(stored);
+}
+
+/** A service's reference to the microservice behind it (see store/references.ts). */
+const recordBackend = (row: Pick<ServiceRow, 'name' | 'resource'>) =>
+  recordReference(referenceTarget.microservice(row.resource), 'backend', row.name);
+
+/** After the row is written: the microservice is touched; false when it was removed meanwhile. */
+const backendStillThere = (row: Pick<ServiceRow, 'resource'>) =>
+  touchTarget(referenceTarget.microservice(row.resource));
+
+const backendGone = (row: Pick<ServiceRow, 'resource'>, field: string) =>
+  new ValidationError(
+    `Field '${field}': microservice ${row.resource} was removed while the service was written`,
+  );
+
+/** Forgets a service's reference to a microservice it no longer names (its row changed or is gone). */
+export function forgetBackend(service: string, microserviceUuid: string): Promise<void> {
+  return forgetReference(referenceTarget.microservice(microserviceUuid), 'backend', service);
 }
 
 const withPort = (row: ServiceRow, bridgePort: number, hubHost: string | null): ServiceRow => ({
@@ -164,7 +190,9 @@ export function updateServiceFromYaml(name: string, body: CreateServiceBody): Pr
  * `type` and `defaultBridge` are immutable. Retried on a concurrent write by re-reading the row.
  */
 async function updateService(name: string, patch: PatchServiceBody, source: Source): Promise<void> {
+  let moved: { from: string; to: string } | undefined;
   await changeService(name, 'update', async (row) => {
+    moved = undefined;
     if (patch.type !== undefined && patch.type !== row.type) {
       throw new ValidationError(
         `Field '${fieldName(source, 'type')}' cannot be changed (stored ${JSON.stringify(row.type)}, got ${JSON.stringify(patch.type)}); delete and recreate the service`,
@@ -190,6 +218,9 @@ async function updateService(name: string, patch: PatchServiceBody, source: Sour
       patch.resource !== undefined
         ? (await resolveServiceResource(spec, fieldName(source, 'resource'))).resource
         : row.resource;
+    if (row.type === 'microservice' && resource !== row.resource)
+      moved = { from: row.resource, to: resource };
+    if (moved) await recordBackend({ name, resource });
     return {
       ...spec,
       resource,
@@ -199,6 +230,16 @@ async function updateService(name: string, patch: PatchServiceBody, source: Sour
       provisioningError: null,
     };
   });
+  if (!moved) return;
+  const { from, to } = moved;
+  if (await backendStillThere({ resource: to })) {
+    await forgetBackend(name, from);
+    return;
+  }
+  // The new microservice went while the row was written: the service keeps the one it had.
+  await changeService(name, 'update', (row) => (row.resource === to ? { resource: from } : {}));
+  await forgetBackend(name, to);
+  throw backendGone({ resource: to }, fieldName(source, 'resource'));
 }
 
 /**
@@ -219,10 +260,9 @@ export async function requestServiceReconcile(name: string): Promise<void> {
 /** Bumps the generation of services whose backend changed elsewhere (a moved microservice, a router change). */
 export async function requeueServices(rows: ServiceRow[], cause: string): Promise<void> {
   for (const stale of rows) {
-    await changeService(stale.name, cause, () => ({ provisioningStatus: 'pending' }), {
-      first: stale,
-      gone: 'skip',
-    });
+    const row = await bumpServiceGeneration(stale.name);
+    if (row)
+      await enqueueServiceReconcile({ name: row.name, generation: row.generation }, cause, row.createdAt);
   }
 }
 
@@ -235,15 +275,11 @@ async function changeService(
   name: string,
   cause: string,
   change: (row: ServiceRow) => Partial<ServiceRow> | Promise<Partial<ServiceRow>>,
-  options: { first?: ServiceRow; gone?: 'throw' | 'skip' } = {},
 ): Promise<ServiceRow> {
-  const result = await retryOnConflict(
-    async (attempt) => {
-      const row = attempt === 0 && options.first ? options.first : await getServiceRow(name);
-      if (!row || row.deleted) {
-        if (options.gone === 'skip') return undefined;
-        throw new NotFoundError(`Service with name ${name} not found`);
-      }
+  return retryOnConflict(
+    async () => {
+      const row = await getServiceRow(name);
+      if (!row || row.deleted) throw new NotFoundError(`Service with name ${name} not found`);
       const next: ServiceRow = {
         ...row,
         ...(await change(row)),
@@ -260,7 +296,6 @@ async function changeService(
         new ContentionError(`Service ${name} is being changed concurrently; retry the request`),
     },
   );
-  return result!;
 }
 
 async function requireLiveService(name: string): Promise<ServiceRow> {

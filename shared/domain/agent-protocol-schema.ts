@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { architectureType } from './agent-schema.js';
+import { reservedMicroserviceUuid } from './placement.js';
+import { refuseReserved } from './validation.js';
 
 /**
  * The bodies Edgelet sends (EDGELET-PROTOCOL.md). Edgelet decodes nothing into structs and sends maps, so
@@ -65,7 +67,10 @@ export type AgentDocument = z.output<typeof agentDocument>;
  * succeeds, so the same uuid updates the record.
  */
 export const controllerRegisterBody = z.strictObject({
-  uuid: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'must be 1-64 letters, digits or dashes'),
+  uuid: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'must be 1-64 letters, digits or dashes')
+    .superRefine(refuseReserved(reservedMicroserviceUuid)),
   name: z.literal('controller').default('controller'),
   schedule: z.number().int().nonnegative().optional(),
   images: z

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
-import { isHost } from './hosts.js';
+import { dialledHost } from './hosts.js';
 import { lookalikeProblem } from './lookalikes.js';
 import { storeSize } from './nats-schema.js';
 import { reservedAgentUuid } from './placement.js';
@@ -26,10 +26,6 @@ const label = (max: number) =>
       message: 'must not contain control characters',
     });
 
-const host = z.string().refine((value) => isHost(value, { bracketed: true }), {
-  message: 'must be a DNS name or an IP address',
-});
-
 /**
  * The architecture of an agent, as Edgelet and potctl number it: 0 unknown (potctl's "auto"), 1 amd64
  * (x86), 2 arm64, 3 riscv64, 4 arm. A microservice runs on an agent only with an image for its type.
@@ -50,7 +46,7 @@ export type NatsMode = (typeof NATS_MODES)[number];
 
 const agentFields = {
   name: agentName,
-  host: host.optional(),
+  host: dialledHost.optional(),
   tags: z.array(label(253)).max(64, 'must hold at most 64 tags').optional(),
   routerMode: z.enum(ROUTER_MODES).optional(),
   messagingPort: tcpPort.optional(),

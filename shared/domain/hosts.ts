@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { z } from 'zod';
 
 /**
  * Host names and addresses as a router dials them. A router resolves a host with getaddrinfo, which
@@ -16,12 +17,26 @@ export function isHostName(value: string): boolean {
   return labels.every((label) => LABEL.test(label)) && !NUMERIC_LABEL.test(labels.at(-1)!);
 }
 
-/** A DNS name, an IPv4 address or an IPv6 address (bracketed too, when `bracketed` allows it). */
+/**
+ * A DNS name, an IPv4 address or an IPv6 address (bracketed too, when `bracketed` allows it). An IPv6
+ * zone (`fe80::1%eth0`) names an interface of one host: other hosts cannot dial it, and a certificate
+ * cannot carry it.
+ */
 export function isHost(value: string, options: { bracketed?: boolean } = {}): boolean {
+  if (value.includes('%')) return false;
   if (options.bracketed && value.startsWith('[') && value.endsWith(']'))
     return isIP(value.slice(1, -1)) === 6;
   return isIP(value) !== 0 || isHostName(value);
 }
+
+/**
+ * The one rule for a host another router or NATS server dials (an agent's host, the default router's,
+ * the NATS hub's): a DNS name of labels of at most 63 characters, or an IP address (IPv6 bracketed or
+ * not), without a zone.
+ */
+export const dialledHost = z.string().refine((value) => isHost(value, { bracketed: true }), {
+  message: 'must be a DNS name or an IP address',
+});
 
 /** Addresses a router must not be pointed at: ranges (CIDR) and host names. */
 export interface AddressDenyList {

@@ -62,10 +62,17 @@ function scriptOf(character: string): string | undefined {
 }
 
 /** Why `name` could pass for another name, or undefined when it cannot (beyond whole-script lookalikes). */
+/** Why text holds a control, invisible or formatting character (naming it), or undefined. */
+export function invisibleCharacter(text: string): string | undefined {
+  const invisible = INVISIBLE.exec(text);
+  return invisible
+    ? `must not contain invisible or formatting characters (U+${invisible[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`
+    : undefined;
+}
+
 export function lookalikeProblem(name: string): string | undefined {
-  const invisible = INVISIBLE.exec(name);
-  if (invisible)
-    return `must not contain invisible or formatting characters (U+${invisible[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`;
+  const invisible = invisibleCharacter(name);
+  if (invisible) return invisible;
   if (name.normalize('NFC') !== name) return 'must be in Unicode normalization form C (NFC)';
   const scripts = new Set<string>();
   for (const character of name) {

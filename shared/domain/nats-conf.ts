@@ -120,7 +120,7 @@ export const NATS_PATHS = {
 } as const;
 
 /** The NATS hub as an upstream (`upstreamNatsServers`): whatever the hub record names. */
-export const DEFAULT_NATS_HUB = 'default-nats-hub';
+export { DEFAULT_NATS_HUB } from './placement.js';
 
 export interface NatsPorts {
   serverPort: number;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { routerHost, routerPort } from './router-schema.js';
+import { dialledHost } from './hosts.js';
+import { routerPort } from './router-schema.js';
 
 /** A JetStream store size as the reference takes it (`10g`, `512 MB`, `1t`; digits alone are gigabytes). */
 export const storeSize = z
@@ -14,7 +15,7 @@ export const storeSize = z
  * a missing port, or 0, takes the default (4222, 6222, 7422, 8883, 8222).
  */
 export const putNatsHubBody = z.strictObject({
-  host: routerHost,
+  host: dialledHost,
   serverPort: routerPort,
   clusterPort: routerPort,
   leafPort: routerPort,

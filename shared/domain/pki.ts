@@ -92,8 +92,38 @@ function baseCertificate(
   cert.serialNumber = certificateSerial();
   cert.validity.notBefore = now;
   cert.validity.notAfter = new Date(now.getTime() + Math.round(validityDays * DAY_MS));
-  cert.setSubject([{ name: 'commonName', value: commonName }]);
+  cert.setSubject([commonNameAttribute(commonName)]);
   return cert;
+}
+
+/** Characters an X.520 PrintableString may hold. */
+const PRINTABLE_STRING = /^[A-Za-z0-9 '()+,\-./:=?]*$/;
+
+/**
+ * The subject's CN: a PrintableString when it fits one, else a UTF8String (RFC 5280 §4.1.2.6), which
+ * forge encodes from the JavaScript string itself.
+ */
+function commonNameAttribute(commonName: string): forge.pki.CertificateField {
+  return PRINTABLE_STRING.test(commonName)
+    ? { name: 'commonName', value: commonName }
+    : {
+        name: 'commonName',
+        value: commonName,
+        // forge's typings name the tag's class here; at run time the field holds the tag type.
+        valueTagClass: forge.asn1.Type.UTF8 as unknown as forge.asn1.Class,
+      };
+}
+
+/**
+ * A CA's subject as a leaf's issuer. forge reads a UTF8String attribute as its raw bytes and would
+ * encode those bytes again: they are decoded first, so the issuer name is byte for byte the CA's subject.
+ */
+function issuerAttributes(caCert: forge.pki.Certificate): forge.pki.CertificateField[] {
+  return caCert.subject.attributes.map((attribute) =>
+    (attribute.valueTagClass as unknown) === forge.asn1.Type.UTF8 && typeof attribute.value === 'string'
+      ? { ...attribute, value: forge.util.decodeUtf8(attribute.value) }
+      : attribute,
+  );
 }
 
 /** A self-signed certificate authority whose subject is `CN=<commonName>`. */
@@ -131,7 +161,7 @@ export async function issueCertificate(
     leaf.validityDays ?? ROUTER_LEAF_VALIDITY_DAYS,
     leaf.now ?? new Date(),
   );
-  cert.setIssuer(caCert.subject.attributes);
+  cert.setIssuer(issuerAttributes(caCert));
   const caKeyId = (caCert.getExtension('subjectKeyIdentifier') as { subjectKeyIdentifier?: string } | null)
     ?.subjectKeyIdentifier;
   cert.setExtensions([

@@ -30,7 +30,10 @@ export const DEFAULT_ROUTER = 'default-router';
 /** The uuid under which an agent's router runs as one of its microservices (what Edgelet is sent). */
 export const routerMicroserviceUuid = (agentUuid: string) => `${agentUuid}${ROUTER_MICROSERVICE_SUFFIX}`;
 const ROUTER_MICROSERVICE_SUFFIX = '-router';
-export const natsMicroserviceUuid = (agentUuid: string) => `${agentUuid}-nats`;
+const NATS_MICROSERVICE_SUFFIX = '-nats';
+export const natsMicroserviceUuid = (agentUuid: string) => `${agentUuid}${NATS_MICROSERVICE_SUFFIX}`;
+/** The NATS hub as an upstream of NATS leaves (the operator's, or the system agent's server). */
+export const DEFAULT_NATS_HUB = 'default-nats-hub';
 
 /**
  * Identifiers fogbridge gives a meaning of its own, so a client may not name its objects with them: an
@@ -38,15 +41,23 @@ export const natsMicroserviceUuid = (agentUuid: string) => `${agentUuid}-nats`;
  * `<agent>-router` for that agent's router. The reason, or undefined when the identifier is free.
  */
 export function reservedAgentUuid(uuid: string): string | undefined {
-  return uuid.toLowerCase() === DEFAULT_ROUTER
-    ? `is reserved: ${DEFAULT_ROUTER} names the default router`
-    : undefined;
+  const lower = uuid.toLowerCase();
+  if (lower === DEFAULT_ROUTER) return `is reserved: ${DEFAULT_ROUTER} names the default router`;
+  if (lower === DEFAULT_NATS_HUB) return `is reserved: ${DEFAULT_NATS_HUB} names the NATS hub`;
+  return undefined;
 }
 
+/** Every microservice uuid but an agent's system ones: its router's and its NATS server's. */
 export function reservedMicroserviceUuid(uuid: string): string | undefined {
-  return uuid.toLowerCase().endsWith(ROUTER_MICROSERVICE_SUFFIX)
-    ? `is reserved: a uuid ending in ${ROUTER_MICROSERVICE_SUFFIX} names an agent's router microservice`
-    : undefined;
+  const lower = uuid.toLowerCase();
+  for (const [suffix, what] of [
+    [ROUTER_MICROSERVICE_SUFFIX, 'router'],
+    [NATS_MICROSERVICE_SUFFIX, 'NATS'],
+  ] as const) {
+    if (lower.endsWith(suffix))
+      return `is reserved: a uuid ending in ${suffix} names an agent's ${what} microservice`;
+  }
+  return undefined;
 }
 
 /** The default router as registered: standalone, or an agent's router (the promoted system agent). */

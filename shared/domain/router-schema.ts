@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dialledHost } from './hosts.js';
 
 /** 0 means "use the default" as well as a missing port (seed 001: ingress paths may send 0). */
 export const routerPort = z.preprocess(
@@ -17,12 +18,8 @@ export const routerPort = z.preprocess(
 );
 
 /** PUT /api/v3/router: the default router's address; missing ports take the defaults. */
-export const routerHost = z.string().refine((value) => /^[A-Za-z0-9.:\-[\]]{1,253}$/.test(value), {
-  message: 'must be a DNS name or an IP address',
-});
-
 export const putRouterBody = z.strictObject({
-  host: routerHost,
+  host: dialledHost,
   messagingPort: routerPort,
   interRouterPort: routerPort,
   edgeRouterPort: routerPort,

@@ -68,6 +68,11 @@ export function loadYamlDocument(source: string, kind: string): Record<string, u
   } catch (cause) {
     throw new ValidationError(`Error parsing YAML: ${(cause as Error).message.split('\n')[0]}`);
   }
+  if (containsItself(value)) {
+    throw new ValidationError(
+      'Error parsing YAML: an alias refers to a node that contains it; a document must be a tree',
+    );
+  }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new ValidationError('Invalid YAML format: missing kind field');
   }
@@ -79,4 +84,18 @@ export function loadYamlDocument(source: string, kind: string): Record<string, u
     throw new ValidationError('Invalid YAML format: missing metadata or spec');
   }
   return object;
+}
+
+/**
+ * Whether a loaded value reaches itself (`config: &a {x: *a}` loads as an object that contains itself):
+ * such a value has no JSON form, and every field of a document must have one.
+ */
+function containsItself(value: unknown, open = new Set<object>()): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (open.has(value)) return true;
+  open.add(value);
+  const children = value instanceof Map ? [...value.values()] : Object.values(value as object);
+  const found = children.some((child) => containsItself(child, open));
+  open.delete(value);
+  return found;
 }

@@ -10,9 +10,9 @@ import {
 } from '../domain/router-site.js';
 import { countOperation, timeStep, usage } from '../metrics/usage.js';
 import type { FogReconcileMessage } from '../queue/messages.js';
-import { type AgentRow, agentTokenWrites, replaceAgentRow } from '../store/agents.js';
+import { type AgentRow, agentTokenWrites, getAgentRow, replaceAgentRow } from '../store/agents.js';
 import { forgetApplied, getApplied } from '../store/applied.js';
-import { certificateItem } from '../store/certificates.js';
+import { certificateItem, deleteCertificatesOf } from '../store/certificates.js';
 import { type ChangeStamp, raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
 import { batchGetItems, batchWriteItems, keys } from '../store/client.js';
 import { SYSTEM_ACCOUNT } from '../store/nats-identities.js';
@@ -28,7 +28,7 @@ import {
   serviceEntryKeys,
 } from '../store/routers.js';
 import type { ServiceRow } from '../store/services.js';
-import { withReadSnapshot } from '../store/snapshot.js';
+import { outsideReadSnapshot, withReadSnapshot } from '../store/snapshot.js';
 import { recordTokenIntent } from '../store/token-index.js';
 import { NATS_HUB_KEY, reconcileNats } from './nats.js';
 import { reconcileNatsHub } from './nats-hub.js';
@@ -123,9 +123,21 @@ async function convergeRouterAndFabric(
     const items = await timeStep('fog: platform', () => convergeAgentItems(agent, defaultRouter));
     routerWaits = items.waitingFor;
     owed = items.flags;
+    // Deleted while its certificates were made: its delete may have cleaned up before they were written.
+    if (items.created.length > 0 && !(await agentExists(agent.uuid))) {
+      await deleteCertificatesOf(
+        agent.uuid,
+        items.created.map((certificate) => certificate.name),
+      );
+      return { waits: undefined, raise: [] };
+    }
   }
   if (!agent && routerKey !== DEFAULT_ROUTER) {
-    await Promise.all([deleteRouterConfig(routerKey), forgetPendingSites(routerKey)]);
+    await Promise.all([
+      deleteRouterConfig(routerKey),
+      forgetPendingSites(routerKey),
+      deleteCertificatesOf(routerKey),
+    ]);
   }
 
   const result = await timeStep('fog: router reconcile', () =>
@@ -354,4 +366,9 @@ async function convergeAgentItems(agent: AgentRow, defaultRouter: DefaultRouterR
   await batchWriteItems([...index.puts, ...platform.created.map(certificateItem)], index.deletes);
   await forgetApplied(owner, { tokens: stale });
   return platform;
+}
+
+/** Whether the agent's row is still there, read from the store (not from the reconcile's read snapshot). */
+async function agentExists(uuid: string): Promise<boolean> {
+  return (await outsideReadSnapshot(() => getAgentRow(uuid))) !== undefined;
 }

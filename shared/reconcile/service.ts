@@ -42,6 +42,7 @@ import {
 import { batchGetItems, keys } from '../store/client.js';
 import { markSitesAwaitingTelling } from '../store/pending-sites.js';
 import { claimBridgePort } from '../store/ports.js';
+import { forgetReference, referenceTarget } from '../store/references.js';
 import { type DefaultRouterRow, getDefaultRouter, serviceEntryKeys } from '../store/routers.js';
 import {
   getServiceRow,
@@ -155,8 +156,11 @@ async function removeService(work: Work): Promise<void> {
 
 /** The row goes once every router is clean; its bookkeeping goes with it once nothing is left in it. */
 async function removeTombstone(row: ServiceRow): Promise<void> {
-  if (await removeServiceTombstone(row.name, row.generation))
-    await removeAppliedIfEmpty({ service: row.name });
+  if (!(await removeServiceTombstone(row.name, row.generation))) return;
+  await removeAppliedIfEmpty({ service: row.name });
+  if (row.type === 'microservice') {
+    await forgetReference(referenceTarget.microservice(row.resource), 'backend', row.name);
+  }
 }
 
 /** One named step: timed when metering, between the fault points the fault tests arm. */

@@ -4,7 +4,8 @@ import { hubRouterKey, parsePortOwner, portOwner } from '../domain/placement.js'
 import { NotFoundError, ReconcileError } from '../errors.js';
 import { logger } from '../log/logger.js';
 import { enqueueFogReconciles, enqueueServiceReconcile } from '../queue/publishers.js';
-import { listAgentRows, listAgentUuidPage, listPendingAgentUuids } from '../store/agents.js';
+import { getAgentRows, listAgentRows, listAgentUuidPage, listPendingAgentUuids } from '../store/agents.js';
+import { deleteCertificatesOf, listIssuedCertificatePage } from '../store/certificates.js';
 import { keys } from '../store/client.js';
 import { adoptLegacyAgentItems } from '../store/legacy.js';
 import {
@@ -78,9 +79,35 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
   // The operator may rewrite its NATS ConfigMaps at any time: their write-backs are re-checked each sweep.
   if (config().controlPlane === 'kubernetes') await enqueueFogReconciles([NATS_HUB_KEY]);
   const releasedPorts = await releaseOrphanPorts(now);
+  await removeOrphanCertificates();
   const result = { services, routers: routers.size, drifted: drifted.length, driftedServices, releasedPorts };
   if (services + routers.size + releasedPorts > 0) logger.info('sweep re-drove work', { ...result });
   return result;
+}
+
+/** Certificates checked for a gone owner per sweep (one page of the certificate list). */
+const CERTIFICATE_WINDOW = 1000;
+
+/**
+ * Issued certificates whose agent is gone (a reconcile that issued them ran while the agent was being
+ * deleted and nothing removed them after): a rotating window per sweep, owners read in batches, and the
+ * orphans deleted (each only while it still names that owner).
+ */
+async function removeOrphanCertificates(): Promise<void> {
+  const page = await listIssuedCertificatePage(await getDriftCursor('certificates'), CERTIFICATE_WINDOW);
+  await putDriftCursor(page.next, 'certificates');
+  const owners = [
+    ...new Set(
+      page.certificates.flatMap((certificate) => (certificate.agentUuid ? [certificate.agentUuid] : [])),
+    ),
+  ];
+  const present = await getAgentRows(owners);
+  for (const owner of owners.filter((uuid) => !present.has(uuid))) {
+    const names = page.certificates.filter((c) => c.agentUuid === owner).map((c) => c.name);
+    const deleted = await deleteCertificatesOf(owner, names);
+    if (deleted > 0)
+      logger.warn('removed certificates of an agent that is gone', { agentUuid: owner, deleted });
+  }
 }
 
 async function redrivePendingServices(graceMs: number, now: number): Promise<number> {

@@ -15,6 +15,7 @@ import {
   withoutKeys,
 } from './client.js';
 import { queryIndex, queryPage, queryPartition } from './query.js';
+import { unchangedReferences } from './references.js';
 
 export interface AgentRow {
   uuid: string;
@@ -39,6 +40,8 @@ export interface AgentRow {
   fogTypeId?: number;
   generation: number;
   observedGeneration: number;
+  /** Changed by every new reference to the agent (see store/references.ts); removals condition on it. */
+  refToken?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -203,22 +206,24 @@ export async function replaceAgentRow(next: AgentRow, previous: AgentRow): Promi
     new PutCommand({
       TableName: tableName(),
       Item: { ...keys.agent(next.uuid), ...next, ...indexAttributes(next) },
-      ConditionExpression: '#g = :g',
-      ExpressionAttributeNames: { '#g': 'generation' },
-      ExpressionAttributeValues: { ':g': previous.generation },
+      ...asRead(previous),
     }),
   );
 }
 
+/** The condition of a write over a row as it was read: same generation, no reference made since. */
+function asRead(previous: AgentRow) {
+  const references = unchangedReferences(previous.refToken);
+  return {
+    ConditionExpression: `#g = :g AND ${references.expression}`,
+    ExpressionAttributeNames: { '#g': 'generation' },
+    ExpressionAttributeValues: { ':g': previous.generation, ...references.values },
+  };
+}
+
 export async function deleteAgentRow(row: AgentRow): Promise<boolean> {
   const deleted = await conditionalWrite(
-    new DeleteCommand({
-      TableName: tableName(),
-      Key: keys.agent(row.uuid),
-      ConditionExpression: '#g = :g',
-      ExpressionAttributeNames: { '#g': 'generation' },
-      ExpressionAttributeValues: { ':g': row.generation },
-    }),
+    new DeleteCommand({ TableName: tableName(), Key: keys.agent(row.uuid), ...asRead(row) }),
   );
   if (deleted) await releaseNames(row);
   return deleted;

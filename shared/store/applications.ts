@@ -9,6 +9,7 @@ import {
   withoutKeys,
 } from './client.js';
 import { queryIndex, queryIndexPrefix } from './query.js';
+import { unchangedReferences } from './references.js';
 
 export interface ApplicationRow {
   name: string;
@@ -40,6 +41,8 @@ export interface MicroserviceRow {
   createdAt: string;
   updatedAt: string;
   version: number;
+  /** Changed by every new reference to it (a service it backs); a removal conditions on it. */
+  refToken?: string;
 }
 
 export async function getApplication(name: string): Promise<ApplicationRow | undefined> {
@@ -164,11 +167,24 @@ export async function replaceMicroservice(
   );
 }
 
-export async function deleteMicroservice(row: MicroserviceRow): Promise<void> {
-  await documentClient().send(
-    new DeleteCommand({ TableName: tableName(), Key: keys.microservice(row.uuid) }),
+/**
+ * Deletes a microservice as it was read: false when it changed or a service started to reference it
+ * since (see store/references.ts); the caller reads it again and checks again.
+ */
+export async function deleteMicroservice(row: MicroserviceRow): Promise<boolean> {
+  const references = unchangedReferences(row.refToken);
+  const deleted = await conditionalWrite(
+    new DeleteCommand({
+      TableName: tableName(),
+      Key: keys.microservice(row.uuid),
+      ConditionExpression: `#v = :v AND ${references.expression}`,
+      ExpressionAttributeNames: { '#v': 'version' },
+      ExpressionAttributeValues: { ':v': row.version, ...references.values },
+    }),
   );
+  if (!deleted) return false;
   await documentClient().send(
     new DeleteCommand({ TableName: tableName(), Key: keys.microserviceName(row.application, row.name) }),
   );
+  return true;
 }

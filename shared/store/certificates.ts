@@ -2,7 +2,7 @@ import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { certificateFacts, createCertificateAuthority } from '../domain/pki.js';
 import { sealSecret } from '../secrets.js';
 import { conditionalWrite, documentClient, getItem, indexes, keys, tableName } from './client.js';
-import { queryIndex } from './query.js';
+import { queryIndex, queryPage } from './query.js';
 
 /**
  * A certificate authority or an issued certificate. The private key is stored sealed (shared/secrets.ts)
@@ -126,4 +126,45 @@ export async function selfSignedCertificateAuthorityRow(
     createdAt: now,
     updatedAt: now,
   };
+}
+
+/**
+ * Deletes the issued certificates that belong to an agent that is gone: those the index lists under
+ * it and those named in `names`, each only if it still names the agent as its owner.
+ */
+export async function deleteCertificatesOf(
+  agentUuid: string,
+  names: readonly string[] = [],
+): Promise<number> {
+  const listed = (await listAgentCertificates(agentUuid)).map((row) => row.name);
+  let deleted = 0;
+  for (const name of new Set([...names, ...listed])) {
+    const removed = await conditionalWrite(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: keys.certificate(name),
+        ConditionExpression: 'agentUuid = :agent',
+        ExpressionAttributeValues: { ':agent': agentUuid },
+      }),
+    );
+    if (removed) deleted += 1;
+  }
+  return deleted;
+}
+
+/** One page of the issued certificates (in name order, after `cursor`) and where the next starts. */
+export async function listIssuedCertificatePage(
+  cursor: Record<string, unknown> | undefined,
+  limit: number,
+): Promise<{ certificates: CertificateRow[]; next: Record<string, unknown> | undefined }> {
+  const { items, next } = await queryPage<Record<string, unknown>>(
+    {
+      IndexName: indexes.byKind,
+      KeyConditionExpression: 'GSI1PK = :kind',
+      ExpressionAttributeValues: { ':kind': 'CERT' },
+    },
+    cursor,
+    limit,
+  );
+  return { certificates: items.map(strip), next };
 }

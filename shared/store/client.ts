@@ -160,9 +160,9 @@ export async function getItem<T>(key: { PK: string; SK: string }): Promise<T | u
 
 /**
  * Where each rotating check of the sweeper stopped: router configs, distribution sets, port claims, the
- * hub's entries.
+ * hub's entries, issued certificates.
  */
-export type SweepCursor = 'routers' | 'services' | 'ports' | 'hub';
+export type SweepCursor = 'routers' | 'services' | 'ports' | 'hub' | 'certificates';
 
 /** Item keys. One table: a partition key and a sort key, plus four overloaded GSIs. */
 export const keys = {
@@ -200,7 +200,13 @@ export const keys = {
   systemMicroservice: (agentUuid: string, name: string) => ({ PK: `SYSMS#${agentUuid}`, SK: name }),
   driftCursor: (check: SweepCursor = 'routers') => ({
     PK: 'SWEEP',
-    SK: { routers: 'DRIFTCURSOR', services: 'SETCURSOR', ports: 'PORTCURSOR', hub: 'HUBCURSOR' }[check],
+    SK: {
+      routers: 'DRIFTCURSOR',
+      services: 'SETCURSOR',
+      ports: 'PORTCURSOR',
+      hub: 'HUBCURSOR',
+      certificates: 'CERTCURSOR',
+    }[check],
   }),
   natsHub: () => ({ PK: 'NATSHUB', SK: 'HUB' }),
   natsOperator: () => ({ PK: 'NATSOPERATOR', SK: 'OPERATOR' }),

@@ -4,7 +4,16 @@ import type { ProvisioningStatus, ServiceSpec, ServiceView } from '../domain/ser
 import { ConflictError } from '../errors.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
 import { recordApplied } from './applied.js';
-import { batchWriteItems, conditionalWrite, documentClient, indexes, keys, tableName } from './client.js';
+import {
+  batchWriteItems,
+  conditionalWrite,
+  documentClient,
+  indexes,
+  isConditionalCheckFailed,
+  keys,
+  tableName,
+  withoutKeys,
+} from './client.js';
 import { queryIndex, queryPage, queryPartition } from './query.js';
 
 /**
@@ -178,6 +187,39 @@ export async function replaceServiceRow(next: ServiceRow, expectedGeneration: nu
       ExpressionAttributeValues: { ':g': expectedGeneration },
     }),
   );
+}
+
+/**
+ * Asks a live service to be reconciled again without changing what it says (its hub moved, say): one
+ * atomic increment of its generation, so any number of callers at once each get their own generation
+ * and none has to retry. Returns the row as written, or undefined for a row that is gone or deleted.
+ */
+export async function bumpServiceGeneration(name: string): Promise<ServiceRow | undefined> {
+  try {
+    const { Attributes } = await documentClient().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.service(name),
+        UpdateExpression:
+          'SET #g = #g + :one, provisioningStatus = :pending, updatedAt = :now, GSI4PK = :gsi4pk, GSI4SK = :gsi4sk',
+        ConditionExpression: 'attribute_exists(PK) AND deleted = :false',
+        ExpressionAttributeNames: { '#g': 'generation' },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':pending': 'pending',
+          ':now': new Date().toISOString(),
+          ':gsi4pk': 'PENDING',
+          ':gsi4sk': `SVC#${name}`,
+          ':false': false,
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return withoutKeys<ServiceRow>(Attributes);
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return undefined;
+    throw error;
+  }
 }
 
 /** Removes a deleted row once its cleanup converged, unless it was recreated meanwhile. */

@@ -1,7 +1,10 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHub } from '../fixtures/world.js';
+import { createHub, fabricSettled } from '../fixtures/world.js';
 import type { ApiClient } from '../support/client.js';
 import { withClients } from '../support/processes.js';
+import { routersQuiescent } from '../support/quiescent.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 
 type RouterConfig = {
@@ -169,5 +172,199 @@ describe('concurrent writers never lose an update nor share a port', () => {
     expect((await api.get<Service>('/api/v3/services/contested')).body.bridgePort).toBe(
       winners[0]!.body.bridgePort,
     );
+  });
+});
+
+describe('races on the fabric leave nothing dangling', () => {
+  type Item = Record<string, unknown> & { PK: string; SK: string };
+  type Agent = { uuid: string; name: string };
+
+  /** Every item of the runtime's table, read with a client of the test's own. */
+  async function storeItems(): Promise<Item[]> {
+    const table = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: t.runtime.dynamodbEndpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
+    try {
+      const items: Item[] = [];
+      let ExclusiveStartKey: Record<string, unknown> | undefined;
+      do {
+        const page = await table.send(new ScanCommand({ TableName: 'fogbridge', ExclusiveStartKey }));
+        items.push(...((page.Items ?? []) as Item[]));
+        ExclusiveStartKey = page.LastEvaluatedKey;
+      } while (ExclusiveStartKey);
+      return items;
+    } finally {
+      table.destroy();
+    }
+  }
+
+  /**
+   * What the store holds that it should not: references to agents that are gone, and certificates,
+   * NATS instances and router configs of agents that are gone; and the agents whose router config is not
+   * one a Router can run.
+   */
+  async function danglingInStore(): Promise<string[]> {
+    const items = await storeItems();
+    const agents = new Map(
+      items
+        .filter((item) => item.SK === 'AGENT' && item.PK.startsWith('AGENT#'))
+        .map((item) => [item.uuid as string, item]),
+    );
+    const problems: string[] = [];
+    for (const agent of agents.values()) {
+      for (const server of (agent.upstreamNatsServers as string[] | undefined) ?? []) {
+        if (server !== 'default-nats-hub' && !agents.has(server))
+          problems.push(`${agent.name} links to NATS server ${server}, which is gone`);
+      }
+      for (const router of agent.upstreamRouters as string[]) {
+        if (router !== 'default-router' && !agents.has(router))
+          problems.push(`${agent.name} links to router ${router}, which is gone`);
+      }
+    }
+    for (const item of items) {
+      const owner = item.agentUuid as string | undefined;
+      if (item.PK.startsWith('CERT#') && owner && !agents.has(owner))
+        problems.push(`certificate ${item.name} of gone agent ${owner}`);
+      if (item.PK.startsWith('NATSINSTANCE#') && !agents.has(item.agentUuid as string))
+        problems.push(`NATS instance of gone agent ${item.agentUuid}`);
+      if (item.PK.startsWith('ROUTERCFG#') && item.SK === 'CFG') {
+        const key = item.PK.slice('ROUTERCFG#'.length);
+        const agent = agents.get(key);
+        if (key !== 'default-router' && !agent) problems.push(`router config of gone agent ${key}`);
+        const config = item.config as {
+          metadata?: { id?: string };
+          listeners?: Record<string, { port: number }>;
+        };
+        if (agent && agent.routerMode !== 'none') {
+          if (config.metadata?.id !== key) problems.push(`router config of ${agent.name} names no identity`);
+          if (!Object.values(config.listeners ?? {}).some((listener) => listener.port === 5672))
+            problems.push(`router config of ${agent.name} has no management listener`);
+        }
+      }
+    }
+    return problems;
+  }
+
+  /**
+   * Until every agent's fabric is made and every reconcile asked of the agents, and of the deleted ones
+   * (`gone`), has run.
+   */
+  async function settled(gone: readonly string[]): Promise<void> {
+    await fabricSettled(api);
+    const agents = (await api.get<{ fogs: Agent[] }>('/api/v3/iofog-list')).body.fogs;
+    await routersQuiescent(t, [...agents.map((agent) => agent.uuid), ...gone]);
+  }
+
+  it('deleting a NATS server while a leaf naming it is created, 20 times: never both, never a dangling link', async () => {
+    // Prepare
+    const outcomes: string[] = [];
+    const gone: string[] = [];
+
+    for (let round = 0; round < 20; round++) {
+      const server = await api.post<{ uuid: string }>('/api/v3/iofog', {
+        name: `nats-server-${round}`,
+        host: `10.8.0.${round + 1}`,
+        routerMode: 'none',
+        natsMode: 'server',
+      });
+      expect(server.status).toBe(201);
+      gone.push(server.body.uuid);
+
+      // Act
+      const [deleted, leaf] = await Promise.all([
+        api.delete(`/api/v3/iofog/${server.body.uuid}`),
+        api.post<{ uuid: string }>('/api/v3/iofog', {
+          name: `nats-leaf-${round}`,
+          routerMode: 'none',
+          natsMode: 'leaf',
+          upstreamNatsServers: [server.body.uuid],
+        }),
+      ]);
+
+      // Assess: the leaf exists only with its server, the server is gone only without a leaf
+      outcomes.push(`${deleted.status}/${leaf.status}`);
+      expect([`204/400`, `409/201`]).toContain(`${deleted.status}/${leaf.status}`);
+      if (leaf.status === 201) {
+        gone.push(leaf.body.uuid);
+        expect((await api.get(`/api/v3/iofog/${server.body.uuid}`)).status).toBe(200);
+        expect((await api.delete(`/api/v3/iofog/${leaf.body.uuid}`)).status).toBe(204);
+      } else {
+        expect(leaf.body).toEqual({
+          name: 'ValidationError',
+          message: `Field 'upstreamNatsServers': ${JSON.stringify(server.body.uuid)} is not a NATS server (an agent with natsMode server, or default-nats-hub)`,
+        });
+      }
+      const left = await api.delete(`/api/v3/iofog/${server.body.uuid}`);
+      expect([204, 404]).toContain(left.status);
+    }
+    await settled(gone);
+    expect(await danglingInStore()).toEqual([]);
+    expect(outcomes).toHaveLength(20);
+  });
+
+  it('deleting an agent while it is being changed, 20 times: nothing of it stays', async () => {
+    const gone: string[] = [];
+    for (let round = 0; round < 20; round++) {
+      // Prepare
+      const agent = await api.post<{ uuid: string }>('/api/v3/iofog', {
+        name: `changing-${round}`,
+        host: `10.9.0.${round + 1}`,
+      });
+      expect(agent.status).toBe(201);
+      gone.push(agent.body.uuid);
+
+      // Act
+      const [deleted, changed] = await Promise.all([
+        api.delete(`/api/v3/iofog/${agent.body.uuid}`),
+        api.patch(`/api/v3/iofog/${agent.body.uuid}`, { host: `10.9.1.${round + 1}`, tags: ['x'] }),
+      ]);
+
+      // Assess
+      expect(deleted.status).toBe(204);
+      expect([204, 404]).toContain(changed.status);
+    }
+    await settled(gone);
+    expect(await danglingInStore()).toEqual([]);
+  });
+
+  it('creates 50 agents and deletes them all at once: nothing of them stays, the others are whole', async () => {
+    // Prepare
+    const created = await withClients(
+      Array.from({ length: 50 }, (_, i) => i),
+      CLIENTS,
+      (i) => api.post<{ uuid: string }>('/api/v3/iofog', { name: `burst-${i}`, host: `10.10.0.${i + 1}` }),
+    );
+    expect(created.map((response) => response.status)).toEqual(created.map(() => 201));
+
+    // Act
+    const deleted = await withClients(
+      created,
+      CLIENTS,
+      async (response) => (await api.delete(`/api/v3/iofog/${response.body.uuid}`)).status,
+    );
+
+    // Assess
+    expect(deleted).toEqual(created.map(() => 204));
+    await settled(created.map((response) => response.body.uuid));
+    expect(await danglingInStore()).toEqual([]);
+  });
+
+  it('lets one of 20 concurrent creates of one agent name win, and its router config is whole', async () => {
+    // Act
+    const race = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        api.post<{ uuid: string }>('/api/v3/iofog', { name: 'contested-agent', host: '10.11.0.1' }),
+      ),
+    );
+
+    // Assess
+    expect(race.filter((response) => response.status === 201)).toHaveLength(1);
+    expect(race.filter((response) => response.status === 409)).toHaveLength(19);
+    await settled([]);
+    expect(await danglingInStore()).toEqual([]);
   });
 });
