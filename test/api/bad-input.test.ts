@@ -1,9 +1,11 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { allRoutes } from '../../functions/api/openapi.js';
 import { checkoutYaml } from '../fixtures/seed-000.js';
 import { CHECKOUT_MICROSERVICE, createAgent, createSeedWorld, fabricSettled } from '../fixtures/world.js';
 import { type ApiClient, type ApiResponse, eventually } from '../support/client.js';
+import { routersQuiescent } from '../support/quiescent.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 
 /**
@@ -1060,19 +1062,20 @@ function deleted(name: string) {
 }
 
 async function snapshot() {
-  const [services, hub, agents, microservices] = await Promise.all([
-    api.get(SERVICES),
-    api.get('/api/v3/router/hub-config'),
-    api.get('/api/v3/iofog-list'),
-    api.get('/api/v3/microservices'),
-  ]);
-  expect([services.status, hub.status, agents.status, microservices.status]).toEqual([200, 200, 200, 200]);
-  return {
-    services: services.body,
-    hubConfig: hub.body,
-    agents: agents.body,
-    microservices: microservices.body,
+  const paths = {
+    services: SERVICES,
+    hubConfig: '/api/v3/router/hub-config',
+    agents: '/api/v3/iofog-list',
+    microservices: '/api/v3/microservices',
+    applications: '/api/v3/application',
+    defaultRouter: '/api/v3/router',
+    natsHub: '/api/v3/nats/hub',
+    cas: '/api/v3/certificates/ca',
+    registries: '/api/v3/registries',
   };
+  const read = await Promise.all(Object.values(paths).map((path) => api.get(path)));
+  expect(read.map((response) => response.status)).toEqual(read.map(() => 200));
+  return Object.fromEntries(Object.keys(paths).map((name, index) => [name, read[index]!.body]));
 }
 
 beforeAll(async () => {
@@ -1290,5 +1293,435 @@ describe('multipart boundaries RFC 2046 allows', () => {
     // Assess
     expect({ status: created.status, name: created.body.name }).toEqual({ status: 201, name });
     expect(removed.status).toBe(204);
+  });
+});
+
+/**
+ * The fabric routes (certificate authorities, the default router and the NATS hub, agents with router
+ * and NATS settings, microservices and applications), as an attacker and a careless client would call
+ * them: every case a precise 4xx naming the field and the value, nothing written, and the runtime
+ * answering afterwards. `{hub}` and `{checkout}` stand for the hub's uuid and orders/checkout's.
+ */
+describe('hostile input on the fabric routes', () => {
+  const HOST_RULE = 'must be a DNS name or an IP address';
+  const NOT_SUBDOMAIN =
+    'must be a DNS subdomain (labels of at most 63 lowercase letters, digits and dashes, joined by dots; at most 253 characters)';
+  const LONG_LABEL = `${'a'.repeat(64)}.io`;
+  const ca = (overrides: Record<string, unknown>) => ({
+    name: 'probe-ca',
+    type: 'self-signed',
+    subject: 'probe',
+    expiration: 12,
+    ...overrides,
+  });
+  const placed = (text: string, values: Record<string, string>) =>
+    text.replace(/\{(hub|checkout)\}/g, (_match, key: string) => values[key]!);
+
+  const fabricCases: {
+    title: string;
+    method: string;
+    path: string;
+    json: unknown;
+    status: number;
+    message: string;
+  }[] = [
+    ...['[[[]]]', '..', ':::', '-', LONG_LABEL].flatMap((host) => [
+      {
+        title: `PUT /router with host ${JSON.stringify(host.slice(0, 20))}`,
+        method: 'PUT',
+        path: '/api/v3/router',
+        json: { host },
+        status: 400,
+        message: `Field 'host' ${HOST_RULE}, got ${JSON.stringify(host)}`,
+      },
+      {
+        title: `PUT /nats/hub with host ${JSON.stringify(host.slice(0, 20))}`,
+        method: 'PUT',
+        path: '/api/v3/nats/hub',
+        json: { host },
+        status: 400,
+        message: `Field 'host' ${HOST_RULE}, got ${JSON.stringify(host)}`,
+      },
+    ]),
+    {
+      title: 'an agent host with an IPv6 zone (no certificate can name it)',
+      method: 'POST',
+      path: '/api/v3/iofog',
+      json: { name: 'zoned', host: 'fe80::1%a.b:c-d' },
+      status: 400,
+      message: `Field 'host' ${HOST_RULE}, got "fe80::1%a.b:c-d"`,
+    },
+    {
+      title: 'an interior agent whose inter-router port is its edge port',
+      method: 'POST',
+      path: '/api/v3/iofog',
+      json: { name: 'clash', host: '10.1.0.1', routerMode: 'interior', interRouterPort: 45671 },
+      status: 400,
+      message:
+        "Field 'interRouterPort' must differ from 'edgeRouterPort' (the same host listens on both), got 45671 for both",
+    },
+    {
+      title: 'an agent whose messaging port is its edge port',
+      method: 'POST',
+      path: '/api/v3/iofog',
+      json: { name: 'clash', host: '10.1.0.1', routerMode: 'interior', messagingPort: 45671 },
+      status: 400,
+      message:
+        "Field 'messagingPort' must differ from 'edgeRouterPort' (the same host listens on both), got 45671 for both",
+    },
+    {
+      title: "an agent whose messaging port is the router's management port",
+      method: 'POST',
+      path: '/api/v3/iofog',
+      json: { name: 'clash', host: '10.1.0.1', messagingPort: 5672 },
+      status: 400,
+      message: "Field 'messagingPort' must not be 5672, the port the router is managed on, got 5672",
+    },
+    {
+      title: 'an agent whose five NATS ports are all 4222',
+      method: 'POST',
+      path: '/api/v3/iofog',
+      json: {
+        name: 'clash',
+        host: '10.1.0.1',
+        natsServerPort: 4222,
+        natsClusterPort: 4222,
+        natsLeafPort: 4222,
+        natsMqttPort: 4222,
+        natsHttpPort: 4222,
+      },
+      status: 400,
+      message:
+        "Field 'natsClusterPort' must differ from 'natsServerPort' (the same host listens on both), got 4222 for both",
+    },
+    {
+      title: "a PATCH putting fog-a's NATS server on its router's messaging port",
+      method: 'PATCH',
+      path: '/api/v3/iofog/fog-a',
+      json: { natsServerPort: 5671 },
+      status: 400,
+      message:
+        "Field 'natsServerPort' must differ from 'messagingPort' (the same host listens on both), got 5671 for both",
+    },
+    {
+      title: "PUT /router with the messaging port on the router's management port",
+      method: 'PUT',
+      path: '/api/v3/router',
+      json: { host: 'hub.example.com', messagingPort: 5672 },
+      status: 400,
+      message: "Field 'messagingPort' must not be 5672, the port the router is managed on, got 5672",
+    },
+    {
+      title: 'PUT /router with the inter-router port on the edge port',
+      method: 'PUT',
+      path: '/api/v3/router',
+      json: { host: 'hub.example.com', interRouterPort: 45671 },
+      status: 400,
+      message:
+        "Field 'edgeRouterPort' must differ from 'interRouterPort' (the same host listens on both), got 45671 for both",
+    },
+    {
+      title: "PUT /nats/hub on a remote control plane (the hub is the system agent's server)",
+      method: 'PUT',
+      path: '/api/v3/nats/hub',
+      json: { host: 'nats.example.com' },
+      status: 409,
+      message:
+        'The NATS hub is the NATS server of system agent {hub}; change that agent (PATCH /api/v3/iofog/{hub}) instead',
+    },
+    {
+      title: 'a CA named probe..ca (an empty label)',
+      method: 'POST',
+      path: '/api/v3/certificates/ca',
+      json: ca({ name: 'probe..ca' }),
+      status: 400,
+      message: `Field 'name' ${NOT_SUBDOMAIN}, got "probe..ca"`,
+    },
+    {
+      title: 'a CA name with a 64-character label',
+      method: 'POST',
+      path: '/api/v3/certificates/ca',
+      json: ca({ name: `${'a'.repeat(64)}.ca` }),
+      status: 400,
+      message: `Field 'name' ${NOT_SUBDOMAIN}, got "${'a'.repeat(64)}.ca"`,
+    },
+    ...[
+      ['a newline', 'probe\nca', 'must not contain invisible or formatting characters (U+000A)'],
+      ['a NUL', 'probe\u0000', 'must not contain invisible or formatting characters (U+0000)'],
+      [
+        'a right-to-left override',
+        'probe\u202eac',
+        'must not contain invisible or formatting characters (U+202E)',
+      ],
+      ['a lone space', ' ', 'must not be blank'],
+    ].map(([what, subject, rule]) => ({
+      title: `a CA subject with ${what}`,
+      method: 'POST',
+      path: '/api/v3/certificates/ca',
+      json: ca({ subject }),
+      status: 400,
+      // Messages show what cannot be seen as an escape.
+      message: `Field 'subject' ${rule}, got ${JSON.stringify(subject).replace('\u202e', '\\u202e')}`,
+    })),
+    ...[1000, 86_399_999].map((expiration) => ({
+      title: `a CA expiration of ${expiration} (neither months nor a day of milliseconds)`,
+      method: 'POST',
+      path: '/api/v3/certificates/ca',
+      json: ca({ expiration }),
+      status: 400,
+      message: `Field 'expiration' must be whole months from 1 to 999, or milliseconds from 86400000 (one day) to 3153600000000 (about a century), got ${expiration}`,
+    })),
+    {
+      title: "an agent named like another agent's uuid",
+      method: 'POST',
+      path: '/api/v3/iofog',
+      json: { name: '{hub}', host: '10.1.0.2' },
+      status: 400,
+      message: `Field 'name': "{hub}" is the uuid of agent "hub"; a name must not pass for another agent's uuid`,
+    },
+    {
+      title: 'an agent with the uuid default-nats-hub',
+      method: 'POST',
+      path: '/api/v3/iofog',
+      json: { name: 'hubby', uuid: 'default-nats-hub', host: '10.1.0.2' },
+      status: 400,
+      message: `Field 'uuid' is reserved: default-nats-hub names the NATS hub, got "default-nats-hub"`,
+    },
+    {
+      title: "a microservice with the uuid of an agent's NATS microservice",
+      method: 'POST',
+      path: '/api/v3/microservices',
+      json: { uuid: 'fog-a-nats', name: 'sneaky', application: 'orders', agentName: 'fog-a' },
+      status: 400,
+      message: `Field 'uuid' is reserved: a uuid ending in -nats names an agent's NATS microservice, got "fog-a-nats"`,
+    },
+    {
+      title: 'a microservice whose agentName and iofogUuid name two agents',
+      method: 'POST',
+      path: '/api/v3/microservices',
+      json: { name: 'split', application: 'orders', agentName: 'fog-a', iofogUuid: '{hub}' },
+      status: 400,
+      message: `Fields 'agentName' ("fog-a") and 'iofogUuid' ("{hub}") name different agents; send one`,
+    },
+    {
+      title: 'upstream routers on an agent with router mode none',
+      method: 'POST',
+      path: '/api/v3/iofog',
+      json: { name: 'routerless', routerMode: 'none', upstreamRouters: ['default-router'] },
+      status: 400,
+      message: `Field 'upstreamRouters': an agent with router mode none has no router to link, got ["default-router"]`,
+    },
+    {
+      title: "moving checkout's microservice to an agent with router mode none",
+      method: 'PATCH',
+      path: '/api/v3/microservices/{checkout}',
+      json: { agentName: 'dumb' },
+      status: 400,
+      message:
+        "Field 'agentName': agent dumb has router mode none, and microservice orders/checkout backs services checkout, whose connector needs a router on its agent",
+    },
+    {
+      title: 'deleting the application whose microservice backs checkout',
+      method: 'DELETE',
+      path: '/api/v3/application/orders',
+      json: undefined,
+      status: 409,
+      message: 'Microservice orders/checkout backs services checkout; delete them first',
+    },
+    {
+      title: 'a registry id with a leading zero',
+      method: 'DELETE',
+      path: '/api/v3/registries/011',
+      json: undefined,
+      status: 400,
+      message: `Path parameter 'id' must be a registry id (a whole number from 1, without leading zeros), got "011"`,
+    },
+  ];
+
+  let values: Record<string, string>;
+  beforeAll(async () => {
+    const agents = (await api.get<{ fogs: { uuid: string; name: string }[] }>('/api/v3/iofog-list')).body
+      .fogs;
+    // What the cases above changed and put back has converged before the first snapshot here.
+    await eventually(async () => {
+      const services = (await api.get<{ provisioningStatus: string }[]>(SERVICES)).body;
+      return services.every((service) => service.provisioningStatus !== 'pending') ? true : undefined;
+    }, 'every service reconciled');
+    await routersQuiescent(
+      t,
+      agents.map((agent) => agent.uuid),
+    );
+    values = {
+      hub: agents.find((agent) => agent.name === 'hub')!.uuid,
+      checkout: CHECKOUT_MICROSERVICE.uuid,
+    };
+  });
+
+  it.each(fabricCases)('$title: $status', async ({ method, path, json, status, message }) => {
+    // Prepare
+    const before = await snapshot();
+
+    // Act
+    const response = await api.request(
+      method,
+      placed(path, values),
+      json === undefined ? {} : { json: JSON.parse(placed(JSON.stringify(json), values)) },
+    );
+
+    // Assess
+    expect({ status: response.status, body: response.body }).toEqual({
+      status,
+      body: { name: expect.any(String), message: placed(message, values) },
+    });
+    expect(await snapshot()).toEqual(before);
+    expect((await api.get('/api/v3/status')).status).toBe(200);
+  });
+
+  it('an interior router linking back to one that links to it (A → B → A): 400, nothing written', async () => {
+    // Prepare: ring-a under the hub, ring-b under ring-a
+    const ringA = await createAgent(api, { name: 'ring-a', host: '10.2.0.1', routerMode: 'interior' });
+    await createAgent(api, {
+      name: 'ring-b',
+      host: '10.2.0.2',
+      routerMode: 'interior',
+      upstreamRouters: ['ring-a'],
+    });
+    await fabricSettled(api);
+    const before = await snapshot();
+
+    // Act
+    const response = await api.patch(`/api/v3/iofog/${ringA}`, { upstreamRouters: ['ring-b'] });
+
+    // Assess
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 400,
+      body: {
+        name: 'ValidationError',
+        message:
+          'Field \'upstreamRouters\': agent "ring-b" already links to this agent (ring-b → this agent); links between routers must not form a cycle',
+      },
+    });
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('replacing the application YAML with checkout on an agent without a router: 400, nothing written', async () => {
+    // Prepare
+    const before = await snapshot();
+    const document = stringify({
+      apiVersion: 'iofog.org/v3',
+      kind: 'Application',
+      metadata: { name: 'orders' },
+      spec: {
+        microservices: [
+          {
+            name: 'checkout',
+            agent: { name: 'dumb' },
+            images: { x86: 'ghcr.io/example/checkout:1', registry: 1 },
+          },
+          {
+            name: 'legacy',
+            agent: { name: 'dumb' },
+            images: { x86: 'ghcr.io/example/legacy:1', registry: 1 },
+          },
+        ],
+      },
+    });
+
+    // Act
+    const response = await api.postYaml('/api/v3/application/yaml/orders', document, 'PUT', 'application');
+
+    // Assess
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 400,
+      body: {
+        name: 'ValidationError',
+        message:
+          "Field 'spec.microservices.0.agent.name': agent dumb has router mode none, and microservice orders/checkout backs services checkout, whose connector needs a router on its agent",
+      },
+    });
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('a recursive YAML alias in a microservice config: 400, nothing written', async () => {
+    // Prepare
+    const before = await snapshot();
+    const document = [
+      'apiVersion: iofog.org/v3',
+      'kind: Microservice',
+      'metadata:',
+      '  name: looping',
+      'spec:',
+      '  application: orders',
+      '  agent:',
+      '    name: fog-a',
+      '  images:',
+      '    x86: ghcr.io/example/looping:1',
+      '  config: &a {x: *a}',
+      '',
+    ].join('\n');
+
+    // Act
+    const response = await api.postYaml('/api/v3/microservices/yaml', document, 'POST', 'microservice');
+
+    // Assess
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 400,
+      body: {
+        name: 'ValidationError',
+        message: 'Error parsing YAML: an alias refers to a node that contains it; a document must be a tree',
+      },
+    });
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it.each(['%2e%2e', '..', '%2E.'])(
+    'a dot segment %s for a CA name reaches no other route (sent as written, as curl --path-as-is does)',
+    async (segment) => {
+      // Act
+      const answer = await new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+        const base = new URL(t.runtime.url);
+        const request = httpRequest(
+          {
+            host: base.hostname,
+            port: base.port,
+            // A path given apart from a URL goes out byte for byte.
+            path: `/api/v3/certificates/ca/${segment}`,
+            headers: { authorization: `Bearer ${t.runtime.adminToken}` },
+          },
+          (response) => {
+            let text = '';
+            response.on('data', (chunk: Buffer) => {
+              text += chunk.toString();
+            });
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+          },
+        );
+        request.on('error', reject);
+        request.end();
+      });
+
+      // Assess
+      const name = decodeURIComponent(segment);
+      expect(answer).toEqual({
+        status: 404,
+        body: { name: 'NotFoundError', message: `CA with name ${name} not found` },
+      });
+    },
+  );
+
+  it('a 100 KB Authorization header: 431 with a JSON body, and the runtime answers afterwards', async () => {
+    // Act
+    const response = await fetch(`${t.runtime.url}/api/v3/services`, {
+      headers: { authorization: `Bearer ${'x'.repeat(100 * 1024)}` },
+    });
+
+    // Assess
+    expect(response.status).toBe(431);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(await response.json()).toEqual({
+      name: 'RequestHeaderFieldsTooLargeError',
+      message: 'Request header fields are larger than 16384 bytes',
+    });
+    expect((await api.get('/api/v3/status')).status).toBe(200);
   });
 });

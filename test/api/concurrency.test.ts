@@ -353,6 +353,28 @@ describe('races on the fabric leave nothing dangling', () => {
     expect(await danglingInStore()).toEqual([]);
   });
 
+  it('takes ten concurrent PUT /api/v3/router with different hosts: every one 200, the last one stands', async () => {
+    // Act
+    const hosts = Array.from({ length: 10 }, (_, i) => `hub-${i}.example.com`);
+    const answers = await Promise.all(hosts.map((host) => api.put('/api/v3/router', { host })));
+
+    // Assess
+    expect(answers.map((answer) => answer.status)).toEqual(hosts.map(() => 200));
+    const stored = (await api.get<{ host: string }>('/api/v3/router')).body.host;
+    expect(hosts).toContain(stored);
+    // Every service re-derives its endpoint from the host that stood.
+    await expect
+      .poll(async () => {
+        const services = await listServices();
+        return services.every(
+          (service) =>
+            service.provisioningStatus === 'ready' &&
+            (service as Service & { serviceEndpoint: string }).serviceEndpoint === stored,
+        );
+      }, poll)
+      .toBe(true);
+  });
+
   it('lets one of 20 concurrent creates of one agent name win, and its router config is whole', async () => {
     // Act
     const race = await Promise.all(

@@ -537,6 +537,44 @@ describe('the certificate API on a remote control plane', () => {
     expect(await listCas()).toEqual(before);
   });
 
+  it.each(['Ünïcødé ☃', '证书', '🔐 probe'])(
+    'creates a CA with the UTF-8 subject %s: a UTF8String CN, read back as sent',
+    async (subject) => {
+      // Act
+      const created = await api.post(CA, { name: 'utf8-ca', type: 'self-signed', subject, expiration: 12 });
+      const read = await api.get<{ subject: string; data: { certificate: string } }>(`${CA}/utf8-ca`);
+      const deleted = await api.delete(`${CA}/utf8-ca`);
+
+      // Assess
+      expect(created.status).toBe(201);
+      expect(read.body.subject).toBe(subject);
+      const der = new X509Certificate(read.body.data.certificate).raw;
+      // The CN's value: tag 0x0c (UTF8String), then its length and its UTF-8 bytes.
+      const bytes = Buffer.from(subject, 'utf8');
+      expect(der.includes(Buffer.concat([Buffer.from([0x0c, bytes.length]), bytes]))).toBe(true);
+      expect(new X509Certificate(read.body.data.certificate).subject).toBe(`CN=${subject}`);
+      expect(deleted.status).toBe(204);
+    },
+  );
+
+  it('gives an agent whose host is an IPv6 literal certificates with that IP SAN', async () => {
+    // Act
+    const created = await api.post<{ uuid: string }>('/api/v3/iofog', { name: 'fog-v6', host: 'fd00:10::5' });
+    const site = await eventually(async () => {
+      const certificates = (
+        await api.get<{ certificates: { name: string; data: { certificate: string } }[] }>(
+          '/api/v3/certificates',
+        )
+      ).body.certificates;
+      return certificates.find((certificate) => certificate.name === 'router-site-server-fog-v6');
+    }, 'the site certificate of fog-v6');
+
+    // Assess
+    expect(created.status).toBe(201);
+    expect(new X509Certificate(site.data.certificate).subjectAltName).toBe('IP Address:FD00:10:0:0:0:0:0:5');
+    expect((await api.delete(`/api/v3/iofog/${created.body.uuid}`)).status).toBe(204);
+  });
+
   it('creates a self-signed CA (months below 1000), reads it, and deletes it; a CA that signed certificates stays (409)', async () => {
     // Act
     const created = await api.post<{ valid_from: string; valid_to: string }>(CA, {
@@ -615,4 +653,36 @@ describe('agent names and the Controller register', () => {
     });
     expect(refused).toMatch(/403/);
   });
+
+  it.each(['router', 'nats'])(
+    "the system agent cannot register its Controller under its %s microservice's uuid (400)",
+    async (kind) => {
+      // Prepare
+      const uuid = `${hubUuid}-${kind}`;
+      const body = {
+        uuid,
+        name: 'controller',
+        images: [{ containerImage: 'ghcr.io/datasance/controller:3.9.0', archId: 1 }],
+        registryId: 1,
+      };
+
+      // Act
+      const refused = await hub
+        .request('POST', 'controller/register', body)
+        .catch((error: Error) => error.message);
+
+      // Assess
+      expect(refused).toBe(
+        `controller answered 400: ${JSON.stringify({
+          name: 'ValidationError',
+          message: `Field 'uuid' is reserved: a uuid ending in -${kind} names an agent's ${kind === 'nats' ? 'NATS' : 'router'} microservice, got ${JSON.stringify(uuid)}`,
+        })}`,
+      );
+      expect(
+        (await hub.loadMicroservices())
+          .filter((microservice) => microservice.uuid === uuid)
+          .map((microservice) => microservice.name),
+      ).toEqual([kind]);
+    },
+  );
 });
