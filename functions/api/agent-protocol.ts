@@ -102,7 +102,7 @@ export const routes = [
     auth: 'agent',
     summary: 'The container registries the agent pulls from',
     responses: { 200: z.object({ registries: z.array(agentRegistryView) }).strict() },
-    handler: async () => reply.ok({ registries: await listAgentRegistries() }),
+    handler: async ({ agentUuid }) => reply.ok({ registries: await listAgentRegistries(agentUuid) }),
   }),
   route({
     method: 'GET',

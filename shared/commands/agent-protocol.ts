@@ -17,6 +17,7 @@ import {
   type ChangeFlag,
   type ChangeState,
   raiseChangeFlag,
+  raiseChangeFlags,
   readChangeFlags,
 } from '../store/changes.js';
 import { getProvisionedArchitecture } from '../store/credentials.js';
@@ -74,9 +75,24 @@ export async function storeAgentConfig(agentUuid: string, settings: AgentDocumen
   await putAgentConfig(agentUuid, settings);
 }
 
-/** GET /agent/registries: every registry, with the credentials an agent needs to pull. */
-export async function listAgentRegistries(): Promise<ImageRegistryRow[]> {
-  return (await listImageRegistries()).map(({ createdAt: _createdAt, ...registry }) => registry);
+/**
+ * GET /agent/registries: every registry (so each id an item names resolves), with credentials only for
+ * the registries the agent's own microservices pull from. A node holds no password it does not use:
+ * one compromised agent does not hand over every registry account of the fleet.
+ */
+export async function listAgentRegistries(agentUuid: string): Promise<ImageRegistryRow[]> {
+  const [registries, microservices, controller] = await Promise.all([
+    listImageRegistries(),
+    listMicroservicesByAgent(agentUuid),
+    getControllerMicroservice(agentUuid),
+  ]);
+  const used = new Set([
+    ...microservices.map((microservice) => microservice.registryId ?? 1),
+    ...(controller ? [controller.registryId] : []),
+  ]);
+  return registries.map(({ createdAt: _createdAt, ...registry }) =>
+    used.has(registry.id) ? registry : { ...registry, username: '', password: '', userEmail: '' },
+  );
 }
 
 /** A port an Edgelet publishes for a container: numbers, as Edgelet reads them. */
@@ -306,7 +322,7 @@ export async function registerController(
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,
   });
-  await raiseChangeFlag(agentUuid, 'microserviceList');
+  await raiseChangeFlags(agentUuid, ['microserviceList', 'registries']);
   if (existing) await raiseChangeFlag(agentUuid, 'microserviceConfig');
   return { uuid: body.uuid };
 }

@@ -19,7 +19,7 @@ import {
   putNewMicroservice,
   replaceMicroservice,
 } from '../store/applications.js';
-import { raiseChangeFlag } from '../store/changes.js';
+import { raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
 import { getImageRegistry } from '../store/image-registries.js';
 import { referenceTarget, referencingSources } from '../store/references.js';
 import { getServiceRow, listServicesBySite, type ServiceRow } from '../store/services.js';
@@ -116,7 +116,8 @@ export async function createMicroservice(body: CreateMicroserviceBody): Promise<
     updatedAt: now,
     version: 1,
   });
-  await raiseChangeFlag(agentUuid, 'microserviceList');
+  // Its registry's credentials now reach the agent too.
+  await raiseChangeFlags(agentUuid, ['microserviceList', 'registries']);
   return { uuid };
 }
 
@@ -189,10 +190,10 @@ async function announceMicroserviceChange(row: MicroserviceRow, next: Microservi
   const runsDifferently =
     JSON.stringify(next.images) !== JSON.stringify(row.images) || next.registryId !== row.registryId;
   if (moved) {
-    await raiseChangeFlag(row.agentUuid, 'microserviceList');
-    await raiseChangeFlag(next.agentUuid, 'microserviceList');
+    await raiseChangeFlags(row.agentUuid, ['microserviceList', 'registries']);
+    await raiseChangeFlags(next.agentUuid, ['microserviceList', 'registries']);
   } else if (runsDifferently) {
-    await raiseChangeFlag(row.agentUuid, 'microserviceList');
+    await raiseChangeFlags(row.agentUuid, ['microserviceList', 'registries']);
   }
   if (!moved && (next.hostNetworkMode !== row.hostNetworkMode || next.config !== row.config)) {
     await raiseChangeFlag(row.agentUuid, 'microserviceConfig');

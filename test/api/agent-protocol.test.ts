@@ -122,6 +122,46 @@ describe('provisioning and the first changes tick, as Edgelet does them', () => 
     ]);
   });
 
+  it("hands a private registry's credentials only to the agent whose microservice pulls from it", async () => {
+    // Prepare: a private registry, a microservice on the edge agent that uses it
+    const created = await api.post<{ id: number }>('/api/v3/registries', {
+      url: 'private.example.com',
+      isPublic: false,
+      username: 'puller',
+      password: 's3cret',
+    });
+    expect(created.status).toBe(201);
+    expect((await api.post('/api/v3/application', { name: 'private-app' })).status).toBe(201);
+    const stamp = Number((await edge.changes()).lastUpdated);
+    const microservice = await api.post('/api/v3/microservices', {
+      name: 'pulls-private',
+      application: 'private-app',
+      agentName: 'edge-checkout',
+      registryId: created.body.id,
+      images: [{ containerImage: 'private.example.com/app:1', fogTypeId: 1 }],
+    });
+    expect(microservice.status).toBe(201);
+
+    // Act
+    const changes = await edge.changes();
+    const read = async (agent: ScriptedAgent) =>
+      ((await agent.request('GET', 'registries')).registries as Record<string, unknown>[]).find(
+        (registry) => registry.id === created.body.id,
+      );
+
+    // Assess: the edge agent is told to reload its registries, and only it gets the password
+    expect(Number(changes.lastUpdated)).toBeGreaterThan(stamp);
+    expect(changes.flags.registries).toBe(true);
+    expect(await read(edge)).toMatchObject({
+      url: 'private.example.com',
+      username: 'puller',
+      password: 's3cret',
+    });
+    expect(await read(system)).toMatchObject({ url: 'private.example.com', username: '', password: '' });
+    expect((await api.delete('/api/v3/application/private-app')).status).toBe(204);
+    expect((await api.delete(`/api/v3/registries/${created.body.id}`)).status).toBe(204);
+  });
+
   it('answers volume mounts with the router and NATS certificates (base64 PEM files) and the NATS files, models and runtime classes empty', async () => {
     // Act
     const mounts = (await edge.loadVolumeMounts()) as {
