@@ -32,33 +32,45 @@ const shape = {
   stackName: z
     .string()
     .regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/, 'must be a valid stack name')
-    .default('fogbridge'),
+    .default('fogbridge')
+    .describe('CloudFormation stack name'),
   /** Prefix for the queue names (`<prefix>service-reconcile.fifo`), for two deployments in one region. */
   namePrefix: z
     .string()
     .regex(/^[A-Za-z0-9_-]{0,40}$/, 'may hold only letters, digits, - and _ (40 at most)')
-    .default(''),
+    .default('')
+    .describe(
+      'prefix for the queue names (`<prefix>service-reconcile.fifo`), for two deployments in one region',
+    ),
 
   // Queues and workers.
   /** Lambda's SQS maximum concurrency of the service worker (2 to 1000). */
-  maxConcurrency: int(2, 1000).default(5),
+  maxConcurrency: int(2, 1000)
+    .default(5)
+    .describe("Lambda's SQS maximum concurrency of the service worker (2 to 1000)"),
   /**
    * The fog worker's: a fan-out is one message per agent, each its own FIFO group, so a new service for
    * 1,000 agents is 1,000 reconciles of about five store calls; 25 concurrent batches finish it in a few
    * seconds where 5 would take four times as long.
    */
-  fogMaxConcurrency: int(2, 1000).default(25),
+  fogMaxConcurrency: int(2, 1000)
+    .default(25)
+    .describe(
+      "the fog worker's maximum concurrency: a fan-out is one message per agent, each its own FIFO group",
+    ),
   /** FIFO event sources take at most 10 records per batch. */
-  batchSize: int(1, 10).default(10),
-  workerTimeoutSeconds: int(10, 900).default(60),
-  workerMemoryMb: int(128, 10_240).default(512),
+  batchSize: int(1, 10).default(10).describe('records per worker batch (FIFO event sources take at most 10)'),
+  workerTimeoutSeconds: int(10, 900).default(60).describe('worker Lambda timeout'),
+  workerMemoryMb: int(128, 10_240).default(512).describe('worker Lambda memory'),
   /** HTTP APIs wait at most 30 s for an integration. */
-  apiTimeoutSeconds: int(3, 29).default(15),
-  apiMemoryMb: int(128, 10_240).default(512),
-  sweepMinutes: int(1, 1440).default(1),
+  apiTimeoutSeconds: int(3, 29)
+    .default(15)
+    .describe('API Lambda timeout (HTTP APIs wait at most 30 s for an integration)'),
+  apiMemoryMb: int(128, 10_240).default(512).describe('API Lambda memory'),
+  sweepMinutes: int(1, 1440).default(1).describe("period of the sweeper's EventBridge schedule"),
   /** Sized for a burst of 500 creates from 50 clients (the benchmark's S1) without 429s. */
-  apiThrottleRateLimit: int(1, 10_000).default(200),
-  apiThrottleBurstLimit: int(1, 5_000).default(500),
+  apiThrottleRateLimit: int(1, 10_000).default(200).describe('API Gateway steady rate limit (requests/s)'),
+  apiThrottleBurstLimit: int(1, 5_000).default(500).describe('API Gateway burst limit'),
 
   // Observability.
   logRetentionDays: z.coerce
@@ -66,8 +78,11 @@ const shape = {
     .refine((value) => (LOG_RETENTION_DAYS as readonly number[]).includes(value), {
       message: `must be one of ${LOG_RETENTION_DAYS.join(', ')}`,
     })
-    .default(30),
-  queueAgeAlarmSeconds: int(60, 1_209_600).default(900),
+    .default(30)
+    .describe("CloudWatch Logs retention of every function's log group"),
+  queueAgeAlarmSeconds: int(60, 1_209_600)
+    .default(900)
+    .describe('age of the oldest queued message that raises the queue alarms'),
   /** SNS topic the queue alarms notify; none by default. */
   alarmTopicArn: z
     .preprocess(
@@ -77,40 +92,49 @@ const shape = {
         .regex(/^arn:aws[a-z-]*:sns:/, 'must be an SNS topic ARN')
         .optional(),
     )
-    .optional(),
+    .optional()
+    .describe('SNS topic the queue alarms notify; none by default'),
 
   // EKS network (controlPlane=kubernetes; the cluster itself is in shared/config.ts).
-  eksPrivateEndpoint: flag.default(false),
-  vpcId: z.preprocess(
-    (value) => (value === '' ? undefined : value),
-    z
-      .string()
-      .regex(/^vpc-([0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a VPC id (vpc-...)')
-      .optional(),
-  ),
+  eksPrivateEndpoint: flag
+    .default(false)
+    .describe('the EKS API is reached privately: the workers run in the VPC below'),
+  vpcId: z
+    .preprocess(
+      (value) => (value === '' ? undefined : value),
+      z
+        .string()
+        .regex(/^vpc-([0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a VPC id (vpc-...)')
+        .optional(),
+    )
+    .describe('VPC of the workers (eksPrivateEndpoint)'),
   /** Comma-separated subnet ids. */
-  subnetIds: z.preprocess(
-    (value) =>
-      value === '' || value === undefined
-        ? undefined
-        : Array.isArray(value)
-          ? value
-          : String(value)
-              .split(',')
-              .map((id) => id.trim())
-              .filter((id) => id !== ''),
-    z
-      .array(z.string().regex(/^subnet-([0-9a-f]{8}|[0-9a-f]{17})$/, 'must be subnet ids (subnet-...)'))
-      .min(1)
-      .optional(),
-  ),
-  securityGroupId: z.preprocess(
-    (value) => (value === '' ? undefined : value),
-    z
-      .string()
-      .regex(/^sg-([0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a security group id (sg-...)')
-      .optional(),
-  ),
+  subnetIds: z
+    .preprocess(
+      (value) =>
+        value === '' || value === undefined
+          ? undefined
+          : Array.isArray(value)
+            ? value
+            : String(value)
+                .split(',')
+                .map((id) => id.trim())
+                .filter((id) => id !== ''),
+      z
+        .array(z.string().regex(/^subnet-([0-9a-f]{8}|[0-9a-f]{17})$/, 'must be subnet ids (subnet-...)'))
+        .min(1)
+        .optional(),
+    )
+    .describe('comma-separated subnet ids of the workers (eksPrivateEndpoint)'),
+  securityGroupId: z
+    .preprocess(
+      (value) => (value === '' ? undefined : value),
+      z
+        .string()
+        .regex(/^sg-([0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a security group id (sg-...)')
+        .optional(),
+    )
+    .describe('security group of the workers (eksPrivateEndpoint)'),
 };
 
 /** The controller settings that are deploy-time settings: the shared list, by their context key. */
@@ -123,6 +147,9 @@ export const CONTEXT_KEYS: ContextKey[] = [
   ...(Object.keys(shape) as ContextKey[]),
   ...DEPLOY_SETTINGS.map((d) => d.key),
 ];
+
+/** The context options that shape the stack itself, with their rules, defaults and descriptions. */
+export const DEPLOY_OPTIONS = shape;
 
 const schema = z.object(shape);
 type Parsed = z.infer<typeof schema>;

@@ -2,7 +2,7 @@ import { config } from '../context.js';
 import { DEFAULT_NATS_PORTS, normalizeStoreSize } from '../domain/nats-conf.js';
 import type { PutNatsHubBody } from '../domain/nats-schema.js';
 import { portSetProblem } from '../domain/port-set.js';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
+import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { enqueueFogReconciles } from '../queue/publishers.js';
 import { NATS_HUB_KEY } from '../reconcile/nats.js';
 import { listAgentRows } from '../store/agents.js';
@@ -45,12 +45,6 @@ export async function getNatsHubView(): Promise<NatsHubView> {
  */
 export async function putNatsHubFromBody(body: PutNatsHubBody): Promise<NatsHubView> {
   const existing = await getNatsHub();
-  if (existing?.agentUuid) {
-    // Its address and ports are the system agent's NATS server's: leaves would dial one, routes the other.
-    throw new ConflictError(
-      `The NATS hub is the NATS server of system agent ${existing.agentUuid}; change that agent (PATCH /api/v3/iofog/${existing.agentUuid}) instead`,
-    );
-  }
   const row: NatsHubRow = {
     host: body.host,
     serverPort: body.serverPort ?? DEFAULT_NATS_PORTS.serverPort,

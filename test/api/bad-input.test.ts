@@ -1421,15 +1421,6 @@ describe('hostile input on the fabric routes', () => {
         "Field 'edgeRouterPort' must differ from 'interRouterPort' (the same host listens on both), got 45671 for both",
     },
     {
-      title: "PUT /nats/hub on a remote control plane (the hub is the system agent's server)",
-      method: 'PUT',
-      path: '/api/v3/nats/hub',
-      json: { host: 'nats.example.com' },
-      status: 409,
-      message:
-        'The NATS hub is the NATS server of system agent {hub}; change that agent (PATCH /api/v3/iofog/{hub}) instead',
-    },
-    {
       title: 'a CA named probe..ca (an empty label)',
       method: 'POST',
       path: '/api/v3/certificates/ca',
