@@ -6,7 +6,7 @@ import { examples } from '../../shared/http/examples.js';
 
 const route = routesOf('nats');
 
-/** The NATS hub leaves dial, and the operator's bootstrap of the NATS fabric's identities (seed 001). */
+/** The NATS hub leaves dial, and the operator's bootstrap of the NATS fabric's identities. */
 export const routes = [
   route({
     method: 'GET',

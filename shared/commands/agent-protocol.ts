@@ -34,7 +34,7 @@ import {
 import { heldCertificates } from './volume-mounts.js';
 
 /**
- * The agent side of the protocol, as Edgelet speaks it (EDGELET-PROTOCOL.md): every answer is a JSON
+ * The agent side of the protocol, as Edgelet speaks it: every answer is a JSON
  * object (or nothing), flags are booleans, `lastUpdated` is a string, ports are numbers, `config` and
  * `registryId` have the types Edgelet asserts.
  */
@@ -228,8 +228,8 @@ async function routerMicroservice(
 }
 
 /**
- * The NATS system microservice as the agent's last fog reconcile made it (CONTROL-PLANE.md §11.8), with
- * its JetStream key from the sealed mount. Not on the host network (seed 001); `rebuild` holds from the
+ * The NATS system microservice as the agent's last fog reconcile made it, with
+ * its JetStream key from the sealed mount. Not on the host network; `rebuild` holds from the
  * reconcile that changed its files until the agent acknowledges that change.
  */
 async function natsMicroservice(
@@ -293,7 +293,7 @@ function controllerMicroservice(
 }
 
 /**
- * POST /api/v3/agent/controller/register (seed 001): only a system agent may register the Controller
+ * POST /api/v3/agent/controller/register: only a system agent may register the Controller
  * container it runs; the same uuid later updates the record. A uuid that names another microservice is
  * refused. The agent is told (`microserviceList`, and `microserviceConfig` on an update).
  */

@@ -300,7 +300,7 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
     throw notNatsServer(refused[0]!);
   }
   if (promote) {
-    // Its NATS server is the hub leaves dial (seed 001); the NATS fabric itself builds on this record.
+    // Its NATS server is the hub leaves dial; the NATS fabric itself builds on this record.
     await putNatsHubIfAbsent({
       host: row.host ?? '',
       ...(row.natsPorts ?? DEFAULT_NATS_PORTS),

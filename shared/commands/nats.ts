@@ -39,7 +39,7 @@ export async function getNatsHubView(): Promise<NatsHubView> {
 }
 
 /**
- * Registers or updates the NATS hub (seed 001: the operator calls it with the `nats` Service's
+ * Registers or updates the NATS hub (the operator calls it with the `nats` Service's
  * address). On a remote control plane the hub stays the system agent's server and keeps pointing at it.
  * A new or moved hub re-renders every agent's NATS process (leaves dial it, Kubernetes servers route to it).
  */
@@ -90,7 +90,7 @@ export interface NatsBootstrap {
 }
 
 /**
- * GET /api/v3/nats/bootstrap (seed 001, Kubernetes only): the operator, the system account and the hub's
+ * GET /api/v3/nats/bootstrap (Kubernetes only): the operator, the system account and the hub's
  * system user `admin-hub`, made once and the same on every call. The operator stores them in its
  * Secrets; the JWT bundle ConfigMap is (re)checked right after.
  */

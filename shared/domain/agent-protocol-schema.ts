@@ -4,7 +4,7 @@ import { reservedMicroserviceUuid } from './placement.js';
 import { refuseReserved } from './validation.js';
 
 /**
- * The bodies Edgelet sends (EDGELET-PROTOCOL.md). Edgelet decodes nothing into structs and sends maps, so
+ * The bodies Edgelet sends. Edgelet decodes nothing into structs and sends maps, so
  * these accept what it sends and report the rest as unknown, never refusing a field it adds later.
  */
 

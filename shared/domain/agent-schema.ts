@@ -9,7 +9,7 @@ import { parseBody, refuseReserved } from './validation.js';
 
 export const ROUTER_MODES = ['none', 'edge', 'interior'] as const;
 
-/** Router port defaults (seed 001): messaging, inter-router, edge. */
+/** Router port defaults: messaging, inter-router, edge. */
 export const DEFAULT_ROUTER_PORTS = {
   messagingPort: 5671,
   interRouterPort: 55671,

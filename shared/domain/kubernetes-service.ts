@@ -29,7 +29,7 @@ export interface KubernetesServiceManifest {
 export const SERVICE_PORT_NAME = 'iofog-service';
 
 /**
- * The Kubernetes Service in front of the hub router (seed 000): clients use servicePort, kube-proxy
+ * The Kubernetes Service in front of the hub router: clients use servicePort, kube-proxy
  * forwards to bridgePort on the router pods, tags become annotations.
  */
 export function buildKubernetesService(

@@ -10,7 +10,7 @@ import {
 } from '@nats-io/jwt';
 
 /**
- * The NATS identities the controller signs (CONTROL-PLANE.md §6, the reference's rules), with
+ * The NATS identities the controller signs (the reference's rules), with
  * `@nats-io/jwt`: a self-signed operator, the system account `SYS` it signs (unlimited, the two `$SYS`
  * monitoring exports, no JetStream limits), and users of that account. Keys travel as seeds.
  */

@@ -1,5 +1,5 @@
 /**
- * The NATS server configs an agent's NATS microservice runs with (CONTROL-PLANE.md §11.3–§11.5): the
+ * The NATS server configs an agent's NATS microservice runs with: the
  * reference's three templates, verbatim but for the seeds' `$NATS_TLS_DIR` (v3.8's name for
  * `$NATS_SSL_DIR`) and the one `handshake_first` the no-cluster template repeated; rendered from an
  * explicit variable map by a renderer that refuses to leave a `$NAME` behind (the reference left them,
@@ -161,7 +161,7 @@ export function serverTemplate(routes: readonly string[]): NatsTemplate {
 
 /**
  * A leaf's remotes: one per upstream NATS server with a host, binding the system account with the
- * leaf's system user, over TLS with the leaf's own server certificate (CONTROL-PLANE.md §11.5, with
+ * leaf's system user, over TLS with the leaf's own server certificate (with
  * the system account in place of application accounts, decision §19.1).
  */
 export function leafRemotes(input: {
@@ -194,7 +194,7 @@ export function normalizeStoreSize(value: string): string {
 }
 
 /**
- * `iofog-nats-config`'s route list (seed 001): every route naming `nats-headless` (the operator's
+ * `iofog-nats-config`'s route list: every route naming `nats-headless` (the operator's
  * pods) is kept in order, the agent server routes follow. The operator's own format, `", "` between.
  */
 export function mergeOperatorRoutes(serverConf: string, agentRoutes: readonly string[]): string {
@@ -226,7 +226,7 @@ function parseRoutes(serverConf: string): { match: string; routes: string[] } {
   return { match: match[0], routes };
 }
 
-/** Everything an agent's NATS process is made of, named after the agent (CONTROL-PLANE.md §11.2). */
+/** Everything an agent's NATS process is made of, named after the agent. */
 export interface NatsArtefacts {
   serverCertificate: string;
   mqttCertificate: string;

@@ -11,7 +11,7 @@ export const storeSize = z
   });
 
 /**
- * PUT /api/v3/nats/hub (seed 001): the address leaves dial and the ports the operator's NATS listens on;
+ * PUT /api/v3/nats/hub: the address leaves dial and the ports the operator's NATS listens on;
  * a missing port, or 0, takes the default (4222, 6222, 7422, 8883, 8222).
  */
 export const putNatsHubBody = z.strictObject({

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import forge from 'node-forge';
 
 /**
- * The fleet's certificate profile (CONTROL-PLANE.md §7.3, §8.1): RSA 2048 keys, SHA-256 signatures,
+ * The fleet's certificate profile: RSA 2048 keys, SHA-256 signatures,
  * CN-only subjects, CAs with CA:TRUE and keyCertSign/cRLSign, leafs with CA:FALSE, digitalSignature and
  * keyEncipherment, serverAuth and clientAuth, and subject alternative names from the agent's host.
  * Serials are 16 random bytes with the top bit clear, so they are always positive (a negative serial

@@ -16,7 +16,7 @@ import {
 import type { ServiceType } from './service.js';
 
 /**
- * Where a service's router objects go (seed 000, "Where each object is stored"): which router is its
+ * Where a service's router objects go: which router is its
  * hub, which holds its connector, and so which listeners and connectors a given router must hold. Pure;
  * every reconciler, check and command asks this module instead of deriving it again.
  */
@@ -98,9 +98,9 @@ export function siteKeyFor(type: ServiceType, backendAgentUuid: string | undefin
 }
 
 /**
- * On a remote control plane clients reach a service on the hub router at its bridge port (seed 000:
- * "Controller sets servicePort to the assigned bridgePort and serviceEndpoint to the hub router host");
- * on Kubernetes both are the user's / the LoadBalancer's and stay as they are.
+ * On a remote control plane clients reach a service on the hub router at its bridge port: servicePort is
+ * the assigned bridgePort and serviceEndpoint the hub router's host. On Kubernetes both are the user's /
+ * the LoadBalancer's and stay as they are.
  */
 export function assignedAddress(
   controlPlane: 'kubernetes' | 'remote',

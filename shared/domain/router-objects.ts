@@ -42,7 +42,7 @@ export function buildTcpListener(serviceName: string, bridgePort: number): TcpLi
   return { name: listenerName(serviceName), port: String(bridgePort), address: serviceName };
 }
 
-/** The connector host table of seed 000. */
+/** The host a connector dials, by backend type and router mode. */
 export function connectorHost(backend: ConnectorBackend): string {
   switch (backend.type) {
     case 'microservice':
@@ -57,7 +57,7 @@ export function connectorHost(backend: ConnectorBackend): string {
   }
 }
 
-/** The processId table of seed 000. */
+/** The processId a connector carries, by backend type. */
 export function connectorProcessId(backend: ConnectorBackend, targetPort: number): string {
   switch (backend.type) {
     case 'microservice':

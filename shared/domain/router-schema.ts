@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { dialledHost } from './hosts.js';
 
-/** 0 means "use the default" as well as a missing port (seed 001: ingress paths may send 0). */
+/** 0 means "use the default" as well as a missing port (ingress paths may send 0). */
 export const routerPort = z.preprocess(
   (value) =>
     value === 0 || value === '0' || value === null

@@ -1,7 +1,7 @@
 import type { RouterMode } from './router-objects.js';
 
 /**
- * Everything of a router's config besides the service bridges (CONTROL-PLANE.md §10.2, the reference's
+ * Everything of a router's config besides the service bridges (the reference's
  * `_getRouterMicroserviceConfig`): its identity and mode, the AMQP management listener the Datasance
  * Router applies changes through, the TLS listeners an interior router offers, the links to its
  * upstream routers, and the TLS profiles as file paths under the mounted certificate folders. Pure:
@@ -174,7 +174,7 @@ export function agentCertificateToken(agentName: string): string {
   return folded || 'default';
 }
 
-/** The fleet's certificate authorities (seed 001): router site and local, NATS site and local. */
+/** The fleet's certificate authorities: router site and local, NATS site and local. */
 export const ROUTER_SITE_CA = 'router-site-ca';
 export const ROUTER_LOCAL_CA = 'default-router-local-ca';
 export const NATS_SITE_CA = 'nats-site-ca';
@@ -204,7 +204,7 @@ export interface CertificateSpec {
 }
 
 /**
- * An agent's NATS certificates (CONTROL-PLANE.md §8.1): the server certificate for routes and leaf
+ * An agent's NATS certificates: the server certificate for routes and leaf
  * links (signed by `nats-site-ca`, SAN the host) and the MQTT certificate for local clients (signed by
  * `default-nats-local-ca`), 60 months each; none without a NATS process.
  */
@@ -243,7 +243,7 @@ export function natsCertificateSpecs(agent: {
 }
 
 /**
- * The router certificates an agent holds (CONTROL-PLANE.md §8.1): the site server certificate for
+ * The router certificates an agent holds: the site server certificate for
  * links between routers (SAN: the agent's host) and the local server certificate for clients on its
  * node; both carry the agent uuid as CN. None for an agent without a router.
  */

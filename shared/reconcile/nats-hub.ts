@@ -17,7 +17,7 @@ export const NATS_JWT_BUNDLE = 'iofog-nats-jwt-bundle';
 export const NATS_STATEFUL_SET = 'nats';
 
 /**
- * The Kubernetes write-backs of the NATS fabric (seed 001, CONTROL-PLANE.md §13), one reconcile keyed
+ * The Kubernetes write-backs of the NATS fabric, one reconcile keyed
  * `nats-hub` so two workers never interleave them: the operator's `iofog-nats-config` keeps its own
  * `nats-headless` routes and gets every agent server's; a removed agent route restarts the `nats`
  * StatefulSet so its pods drop it; `iofog-nats-jwt-bundle` holds every account fogbridge signs. Each

@@ -52,7 +52,7 @@ export const NATS_HUB_KEY = 'nats-hub';
 type Role = NatsInstanceRow['role'];
 
 /**
- * The NATS step of an agent's fog reconcile (CONTROL-PLANE.md §11): from the agent row, the hub record
+ * The NATS step of an agent's fog reconcile: from the agent row, the hub record
  * and the fleet's NATS servers it derives the agent's NATS process — certificates, its system user, the
  * rendered `server.conf`/`leaf.conf`, the JWT directory, the creds file and the microservice that
  * mounts them — writes what differs and tells the agent. Run after the router step, so nothing here
@@ -144,7 +144,7 @@ const LEAF_CONNECTIONS = ['STANDARD', 'WEBSOCKET', 'LEAFNODE'];
 
 /**
  * Hub on a remote control plane: the agent the hub record names, or the system agent's server while
- * no hub exists (seed 001). On Kubernetes the hub is the operator's, and no agent is it.
+ * no hub exists. On Kubernetes the hub is the operator's, and no agent is it.
  */
 function roleOf(agent: AgentRow, hub: NatsHubRow | undefined): Role {
   if (agent.natsMode !== 'server') return 'leaf';
@@ -206,7 +206,7 @@ function leafUpstreams(agent: AgentRow, hub: NatsHubRow | undefined, servers: Na
 
 /**
  * A server's cluster routes: every agent NATS server, itself included, and on Kubernetes the operator's
- * hub (seed 001: agent servers join the operator's cluster). Sorted, so the file changes only when the
+ * hub (agent servers join the operator's cluster). Sorted, so the file changes only when the
  * set does.
  */
 function serverRoutes(hub: NatsHubRow | undefined, servers: NatsServerRow[]): string[] {
@@ -248,7 +248,7 @@ async function ensureJetstreamKey(name: string, agentUuid: string): Promise<stri
   return (await mountData((await getMount(name))!)).jsk!;
 }
 
-/** The NATS microservice (CONTROL-PLANE.md §11.8): ports 1:1, the NATS image's environment, its mounts. */
+/** The NATS microservice: ports 1:1, the NATS image's environment, its mounts. */
 function instanceRow(
   agent: AgentRow,
   role: Role,
@@ -364,7 +364,7 @@ async function removeStaleArtefacts(previous: NatsInstanceRow | undefined, next:
   }
 }
 
-/** natsMode none, or the agent is gone: nothing of its NATS process stays (CONTROL-PLANE.md §11.9). */
+/** natsMode none, or the agent is gone: nothing of its NATS process stays. */
 async function removeNatsInstance(instance: NatsInstanceRow, agentExists: boolean): Promise<void> {
   for (const name of instance.mounts) await deleteMount(name);
   for (const name of instance.users) await deleteSystemUser(name);

@@ -7,7 +7,6 @@ import { enqueueFogReconciles, enqueueServiceReconcile } from '../queue/publishe
 import { getAgentRows, listAgentRows, listAgentUuidPage, listPendingAgentUuids } from '../store/agents.js';
 import { deleteCertificatesOf, listIssuedCertificatePage } from '../store/certificates.js';
 import { keys } from '../store/client.js';
-import { adoptLegacyAgentItems } from '../store/legacy.js';
 import {
   leakedPorts,
   listPortClaimPage,
@@ -59,8 +58,6 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
   let driftedServices = 0;
   if (options.full) {
     const agents = await listAgentRows();
-    // Items an earlier layout kept per agent are adopted before the agents' reconciles are asked for.
-    await adoptLegacyAgentItems(agents.map((agent) => agent.uuid));
     for (const agent of agents) routers.add(agent.uuid);
     const hub = hubRouterKey(defaultRouter);
     if (hub) routers.add(hub);

@@ -3,7 +3,7 @@ import { conditionalWrite, documentClient, getItem, keys, tableName, withoutKeys
 import { queryPartition } from './query.js';
 
 /**
- * The NATS hub record leaves dial (seed 001): on a remote control plane the system agent's NATS server,
+ * The NATS hub record leaves dial: on a remote control plane the system agent's NATS server,
  * on Kubernetes what the operator registers. Ports default as the seeds give them.
  */
 export interface NatsHubRow {

@@ -1,12 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startLocalRuntime } from '../../infra/local/runtime.js';
-import { createAgent, createHub } from '../fixtures/world.js';
+import { createHub } from '../fixtures/world.js';
 import { ApiClient } from '../support/client.js';
 import { type RuntimeProcess, spawnRuntime, waitForExit } from '../support/process.js';
 
@@ -133,99 +131,3 @@ describe('index entries a kill left behind in the embedded store', () => {
     expect(listed.body.map((service) => service.name)).toEqual(['kept', 'unlisted']);
   });
 });
-
-describe('what an earlier layout kept in items of its own per agent', () => {
-  it('is adopted at start-up: unacknowledged flags raised again, indexed tokens cleaned up', async () => {
-    // Prepare: an agent set up, then its store rewritten to the earlier layout: its change flags in a
-    // `CHANGES#` item (`config` raised and not acknowledged, `microserviceList` acknowledged) and its
-    // indexed tokens in an `APPLIED#AGENT#` item that also names a token its tags no longer select,
-    // whose index entry is still there.
-    const folder = mkdtempSync(join(tmpdir(), 'fogbridge-legacy-'));
-    const first = await startLocalRuntime({ host: '127.0.0.1', port: 0, dataDir: folder, env: QUIET });
-    const api = new ApiClient(first.url, first.adminToken);
-    await createHub(api);
-    const uuid = await createAgent(api, {
-      name: 'edge-legacy',
-      host: '10.0.0.31',
-      tags: ['service.iofog.org/tag: blue'],
-    });
-    const store = (endpoint: string) =>
-      DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL }));
-    const request = { PK: `ROUTERREQ#${uuid}`, SK: 'REQ' };
-    const before = store(first.dynamodbEndpoint);
-    await waitUntil(async () => {
-      const { Item } = await before.send(new GetCommand({ TableName: 'fogbridge', Key: request }));
-      return Number(Item?.completed ?? 0) >= 1;
-    });
-    await before.send(
-      new UpdateCommand({
-        TableName: 'fogbridge',
-        Key: request,
-        UpdateExpression: 'SET ackedSeq = changeSeq REMOVE #tokens',
-        ExpressionAttributeNames: { '#tokens': 'tokens' },
-      }),
-    );
-    await before.send(
-      new PutCommand({
-        TableName: 'fogbridge',
-        Item: {
-          PK: `CHANGES#${uuid}`,
-          SK: 'CHANGES',
-          changeSeq: 7,
-          seq_config: 7,
-          seq_microserviceList: 3,
-          ackedSeq: 5,
-        },
-      }),
-    );
-    await before.send(
-      new PutCommand({
-        TableName: 'fogbridge',
-        Item: { PK: `APPLIED#AGENT#${uuid}`, SK: 'APPLIED', tokens: new Set(['blue', 'retired']) },
-      }),
-    );
-    await before.send(
-      new PutCommand({
-        TableName: 'fogbridge',
-        Item: { PK: 'AGTOKEN#retired', SK: `AGENT#${uuid}`, uuid, token: 'retired' },
-      }),
-    );
-    before.destroy();
-    await first.stop();
-
-    // Act
-    const second = await startLocalRuntime({ host: '127.0.0.1', port: 0, dataDir: folder, env: QUIET });
-    const after = store(second.dynamodbEndpoint);
-    const read = async (key: { PK: string; SK: string }) =>
-      (await after.send(new GetCommand({ TableName: 'fogbridge', Key: key, ConsistentRead: true }))).Item;
-    // The start-up sweep re-drives the agent: its reconcile drops the retired token's entry.
-    await waitUntil(async () => (await read({ PK: 'AGTOKEN#retired', SK: `AGENT#${uuid}` })) === undefined);
-    const record = await read(request);
-    const legacy = [
-      await read({ PK: `CHANGES#${uuid}`, SK: 'CHANGES' }),
-      await read({ PK: `APPLIED#AGENT#${uuid}`, SK: 'APPLIED' }),
-    ];
-    const blue = await read({ PK: 'AGTOKEN#blue', SK: `AGENT#${uuid}` });
-    after.destroy();
-    await second.stop();
-    rmSync(folder, { recursive: true, force: true });
-
-    // Assess
-    const acknowledged = Number(record?.ackedSeq);
-    expect(Number(record?.seq_config)).toBeGreaterThan(acknowledged);
-    expect(Number(record?.seq_microserviceList ?? 0)).toBeLessThanOrEqual(acknowledged);
-    expect(record?.tokens).toEqual(new Set(['blue']));
-    expect(legacy).toEqual([undefined, undefined]);
-    expect(blue).toMatchObject({ uuid, token: 'blue' });
-  });
-});
-
-const LOCAL = { accessKeyId: 'local', secretAccessKey: 'local' };
-
-async function waitUntil(check: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error('condition not met within 60 s');
-}
