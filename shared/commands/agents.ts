@@ -570,7 +570,9 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
           natsHttpPort: patch.natsHttpPort ?? row.natsPorts?.httpPort,
           jsStorageSize: patch.jsStorageSize ?? row.jsStorageSize,
           jsMemoryStoreSize: patch.jsMemoryStoreSize ?? row.jsMemoryStoreSize,
-          upstreamNatsServers: patch.upstreamNatsServers ?? row.upstreamNatsServers,
+          // A server that becomes a leaf links to the hub unless the change names its servers.
+          upstreamNatsServers:
+            patch.upstreamNatsServers ?? (row.natsMode === 'leaf' ? row.upstreamNatsServers : undefined),
         },
         natsMode,
         uuid,
