@@ -16,7 +16,7 @@ import { certificateItem, deleteCertificatesOf } from '../store/certificates.js'
 import { type ChangeStamp, raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
 import { batchGetItems, batchWriteItems, keys } from '../store/client.js';
 import { SYSTEM_ACCOUNT } from '../store/nats-identities.js';
-import { forgetPendingSites, markSitePending } from '../store/pending-sites.js';
+import { forgetPendingSites } from '../store/pending-sites.js';
 import { type PlatformStatusRow, platformStatusOf, putPlatformStatus } from '../store/platform.js';
 import {
   type DefaultRouterRow,
@@ -149,10 +149,6 @@ async function convergeRouterAndFabric(
     }),
   );
   const tell = result.written || !!result.restart || (!!message.raise && result.managed);
-  if (agent && message.raise && message.service && result.managed) {
-    // The service's listener in a set this agent selects changed before this request was sent.
-    await markSitePending(agent.uuid, { service: message.service }, inputs.changeSeq);
-  }
   const restart = agent ? result.restart : undefined;
   const raise: ChangeStamp[] = agent
     ? [...owed, ...(tell ? (['microserviceConfig'] as const) : []), ...(restart ? REBUILD_FLAGS : [])]
@@ -227,18 +223,15 @@ async function convergeServiceOnRouter(
       ...(inputs.stored ? { stored: inputs.stored } : {}),
     }),
   );
+  // The service's listener in a set this agent selects changed (its service reconcile marked the agent
+  // as not having applied it yet).
   if (message.raise && agent && result.managed && !result.written) {
-    // The service's listener in a set this agent selects changed before this request was sent: the
-    // agent has it once it acknowledges past what its counter was when this reconcile read it.
-    await markSitePending(agent.uuid, { service: serviceName }, inputs.changeSeq);
     await raiseChangeFlag(agent.uuid, 'microserviceConfig');
   }
 }
 
 interface FogInputs {
   requests: RouterRequestsRow;
-  /** The agent's change counter when the inputs were read (after the request was sent). */
-  changeSeq: number;
   /** The agent's platform status, kept on the request record. */
   platform?: PlatformStatusRow;
   agent?: AgentRow;
@@ -296,11 +289,10 @@ async function readFogInputs(routerKey: string, service: string | undefined): Pr
   const names = Object.keys(wanted) as (keyof typeof wanted)[];
   const found = await batchGetItems<Record<string, unknown>>(names.map((name) => wanted[name]!));
   const item = <T>(name: keyof typeof wanted) => found.get(names.indexOf(name)) as T | undefined;
-  const requests = item<RouterRequestsRow & { changeSeq?: number }>('requests') ?? {};
+  const requests = item<RouterRequestsRow>('requests') ?? {};
   const platform = platformStatusOf(item('requests'));
   return {
     ...(platform ? { platform } : {}),
-    changeSeq: Number(requests.changeSeq ?? 0),
     requests: {
       requested: requests.requested,
       completed: requests.completed,

@@ -40,7 +40,7 @@ import {
   removeAppliedIfEmpty,
 } from '../store/applied.js';
 import { batchGetItems, keys } from '../store/client.js';
-import { markSitesAwaitingTelling } from '../store/pending-sites.js';
+import { markSelectingSitesPending } from '../store/pending-sites.js';
 import { claimBridgePort } from '../store/ports.js';
 import { forgetReference, referenceTarget } from '../store/references.js';
 import { type DefaultRouterRow, getDefaultRouter, serviceEntryKeys } from '../store/routers.js';
@@ -367,8 +367,8 @@ async function fanOut(work: Work, sets: string[], selectionChanged: boolean): Pr
   // The hub's entries were written above; an agent hub that selects the service is still told.
   if (hubKey && !selecting.includes(hubKey)) routers.delete(hubKey);
   if (siteMoved) routers.delete(previousSite);
-  // Every agent that selects it has not applied the changed listener until its fog reconcile told it.
-  if (selectionChanged && !row.deleted) await markSitesAwaitingTelling(selecting, row.name);
+  // Every agent that selects it has not applied the changed listener until it acknowledges past now.
+  if (selectionChanged && !row.deleted) await markSelectingSitesPending(selecting, row.name);
   await enqueueFogReconciles(routers, row.name, { raise: selectionChanged });
   await forgetApplied(
     { service: row.name },

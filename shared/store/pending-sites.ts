@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mapWithConcurrency } from '../concurrency.js';
-import { batchWriteItems, conditionalWrite, documentClient, keys, tableName } from './client.js';
+import {
+  batchGetItems,
+  batchWriteItems,
+  conditionalWrite,
+  documentClient,
+  keys,
+  tableName,
+} from './client.js';
 import { queryAll } from './query.js';
 import { outsideReadSnapshot } from './snapshot.js';
 
@@ -26,8 +33,7 @@ export interface PendingSite {
   agentUuid: string;
   /** The service the marker is about; absent for a router-wide one. */
   service?: string;
-  /** Absent while the change waits for the agent's fog reconcile to tell it (`awaiting`). */
-  afterSeq?: number;
+  afterSeq: number;
   /** When the first change still unapplied was told (ISO time). */
   since: string;
 }
@@ -77,8 +83,7 @@ export async function markSitePending(
       Key: pendingSiteKey(agentUuid, scope),
       UpdateExpression:
         'SET afterSeq = :after, agentUuid = :agent, since = if_not_exists(since, :now)' +
-        ('service' in scope ? ', service = :service' : '') +
-        ' REMOVE awaiting',
+        ('service' in scope ? ', service = :service' : ''),
       ConditionExpression: 'attribute_not_exists(afterSeq) OR afterSeq < :after',
       ExpressionAttributeValues: {
         ':after': afterSeq,
@@ -91,23 +96,27 @@ export async function markSitePending(
 }
 
 /**
- * A service's listener in the distribution sets changed, and the agents that select it are about to be
- * asked to tell their agents: each is marked as not having applied it, waiting (no `afterSeq`, so no
- * acknowledgement clears it) until its fog reconcile says which counter value to wait for. Without this
- * an agent would count as having applied the change in the time before its fog reconcile runs.
+ * A service's listener in the distribution sets changed (the sets are written): every agent that selects
+ * it has not applied it until it acknowledges past its change counter as read now. The counters are read
+ * in batches and the markers written in batches, before the agents are asked, so an agent counts as not
+ * having applied the change from the moment it was made, whenever its fog reconcile runs.
  */
-export async function markSitesAwaitingTelling(
+export async function markSelectingSitesPending(
   agentUuids: readonly string[],
   service: string,
 ): Promise<void> {
+  if (agentUuids.length === 0) return;
+  const counters = await outsideReadSnapshot(() =>
+    batchGetItems<{ changeSeq?: number }>(agentUuids.map((uuid) => keys.changes(uuid))),
+  );
   const since = new Date().toISOString();
   await batchWriteItems(
-    agentUuids.map((agentUuid) => ({
+    agentUuids.map((agentUuid, index) => ({
       ...pendingSiteKey(agentUuid, { service }),
       agentUuid,
       service,
+      afterSeq: Number(counters.get(index)?.changeSeq ?? 0),
       since,
-      awaiting: true,
     })),
     [],
   );
@@ -127,9 +136,7 @@ async function pendingOfAgent(agentUuid: string): Promise<(PendingSite & { SK: s
  * only if no later change moved it meanwhile).
  */
 export async function clearAppliedSites(agentUuid: string, acknowledged: number): Promise<void> {
-  const applied = (await pendingOfAgent(agentUuid)).filter(
-    (site) => site.afterSeq !== undefined && site.afterSeq < acknowledged,
-  );
+  const applied = (await pendingOfAgent(agentUuid)).filter((site) => site.afterSeq < acknowledged);
   await mapWithConcurrency(applied, 8, async (site) => {
     await conditionalWrite(
       new DeleteCommand({

@@ -50,23 +50,23 @@ afterAll(async () => {
 const tag = (token: string) => `service.iofog.org/tag: ${token}`;
 
 describe('the listeners an agent holds, by its tags', () => {
-  it.each<{ tags: string[]; then?: string[]; holds: string[] }>([
+  it.each<{ tags: string[]; retagged?: string[]; holds: string[] }>([
     { tags: [tag('blue')], holds: ['blue-listener', 'both-listener'] },
     { tags: [tag('green')], holds: ['both-listener', 'green-listener'] },
     { tags: [tag('all')], holds: ['blue-listener', 'both-listener', 'green-listener'] },
     { tags: ['blue', `${tag('')}`.trim()], holds: [] },
     { tags: ['service.iofog.org/tag:blue'], holds: [] },
-    { tags: [tag('blue')], then: [tag('green')], holds: ['both-listener', 'green-listener'] },
-    { tags: [tag('all')], then: [], holds: [] },
-  ])('tags $tags then $then: holds $holds', async ({ tags, then, holds }) => {
+    { tags: [tag('blue')], retagged: [tag('green')], holds: ['both-listener', 'green-listener'] },
+    { tags: [tag('all')], retagged: [], holds: [] },
+  ])('tags $tags, then $retagged: holds $holds', async ({ tags, retagged, holds }) => {
     // Prepare
     const world = await newWorld({}, fleet);
 
     // Act
     await givenAgent(world, { uuid: 'fog', name: 'fog', host: '10.0.0.5', tags, natsMode: 'none' });
     await world.settle();
-    if (then) {
-      await changeAgent(world, 'fog', { tags: then });
+    if (retagged) {
+      await changeAgent(world, 'fog', { tags: retagged });
       await world.settle();
     }
 
