@@ -118,6 +118,7 @@ export async function runFanOut(
     'drift check: routers found drifted': drift.drifted,
     'per-site status: provisioned agents polling as Edgelet does': sites.agents,
     'per-site status: every site applied, by the service read (ms)': sites.allAppliedMs,
+    'per-site status: rounds of every agent polling until then (ms per round)': `${sites.pollRounds} (${sites.msPerPollRound})`,
     'per-site status: summary when all applied': `${sites.summary.applied} / ${sites.summary.expected}`,
     'per-site status: store calls of one service read (sites pending / all applied)': `${sites.callsWhilePending} / ${sites.callsWhenApplied}`,
   });
@@ -163,18 +164,23 @@ async function measureSiteStatus(api: ApiClient, control: RuntimeControl, uuids:
   if (created.status !== 201) throw new Error(`S2 sites create: ${created.status} ${created.text}`);
   const whilePending = await readCalls();
   let last = whilePending;
+  let rounds = 0;
   await waitFor(
     async () => {
       await pollAll();
+      rounds += 1;
       last = await readCalls();
       return last.sites.expected > 0 && last.sites.applied === last.sites.expected;
     },
     900_000,
     0,
   );
+  const allAppliedMs = Date.now() - started;
   return {
     agents: agents.length,
-    allAppliedMs: Date.now() - started,
+    allAppliedMs,
+    pollRounds: rounds,
+    msPerPollRound: Math.round(allAppliedMs / rounds),
     summary: last.sites,
     callsWhilePending: whilePending.calls,
     callsWhenApplied: last.calls,
