@@ -1,10 +1,10 @@
-import { fogReconcileMessage } from '../../shared/queue/messages.js';
+import { fogRequest } from '../../shared/queue/messages.js';
 import { fifoWorker } from '../../shared/queue/worker.js';
 import { fogBatchReadKeys, reconcileFog } from '../../shared/reconcile/fog.js';
 
 /** fog-reconcile.fifo consumer: one router per record. */
 export const handler = fifoWorker({
-  message: fogReconcileMessage,
+  message: fogRequest,
   reconcile: reconcileFog,
   describe: (message) => ['fog reconcile failed', { routerKey: message.routerKey }],
   prefetch: { operation: 'fog batch read', keys: fogBatchReadKeys },

@@ -13,7 +13,7 @@ import { type NamedPort, portSetProblem } from '../domain/port-set.js';
 import type { RouterMode } from '../domain/router-objects.js';
 import { natsCertificateSpecs, routerCertificateSpecs } from '../domain/router-site.js';
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
-import { enqueueFogReconciles } from '../queue/publishers.js';
+import { askRouterReconciles } from '../queue/publishers.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
 import {
   type AgentStatusRow,
@@ -316,7 +316,7 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
       updatedAt: now,
     });
   }
-  await enqueueFogReconciles([uuid], undefined, { agents: { [uuid]: row } });
+  await askRouterReconciles([uuid], { agents: { [uuid]: row } });
   const warnings = tagWarnings(row.tags);
   return warnings.length > 0 ? { uuid, warnings } : { uuid };
 }
@@ -594,9 +594,8 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
       uuid,
       natsServersOf(row).filter((server) => !natsServersOf(next).includes(server)),
     );
-    await enqueueFogReconciles(
+    await askRouterReconciles(
       [uuid, ...(await routersDialing(row, next)), ...(await natsHubFollowing(row, next))],
-      undefined,
       { agents: { [uuid]: next } },
     );
   }, agentContention(uuid));
@@ -692,7 +691,7 @@ async function restoreNatsServers(uuid: string, servers: string[]): Promise<void
     if (!row) return;
     const next = { ...row, upstreamNatsServers: servers, generation: row.generation + 1 };
     if (!(await replaceAgentRow(next, row))) return CONFLICT;
-    await enqueueFogReconciles([uuid]);
+    await askRouterReconciles([uuid]);
   }, agentContention(uuid));
 }
 
@@ -773,7 +772,7 @@ export async function deleteAgent(uuid: string): Promise<void> {
     ]);
     if (row.isSystem) await Promise.all([releaseSystemAgent(uuid), releaseNatsHub(uuid)]);
     if (runsDefaultRouter) await deleteDefaultRouter();
-    await enqueueFogReconciles([uuid]);
+    await askRouterReconciles([uuid]);
   }, agentContention(uuid));
 }
 
@@ -783,7 +782,7 @@ export async function deleteAgent(uuid: string): Promise<void> {
  */
 export async function requestAgentReconcile(uuid: string): Promise<{ uuid: string; reconcile: 'requested' }> {
   await requireAgent(uuid);
-  await enqueueFogReconciles([uuid], undefined, { full: true });
+  await askRouterReconciles([uuid], { full: true });
   return { uuid, reconcile: 'requested' };
 }
 

@@ -3,7 +3,7 @@ import { type CreateCertificateAuthorityBody, expirationDays } from '../domain/c
 import { certificateAuthorityProblem, certificateFacts } from '../domain/pki.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { readSecret } from '../k8s/secrets.js';
-import { enqueueFogReconciles } from '../queue/publishers.js';
+import { askRouterReconciles } from '../queue/publishers.js';
 import { sealSecret } from '../secrets.js';
 import { listAgentRows } from '../store/agents.js';
 import {
@@ -37,7 +37,7 @@ export async function createCertificateAuthority(
   if (await getCertificate(body.name)) throw new ConflictError(`CA with name ${body.name} already exists`);
   const row = body.type === 'self-signed' ? await selfSigned(body) : await imported(body);
   if (!(await putNewCertificate(row))) throw new ConflictError(`CA with name ${body.name} already exists`);
-  await enqueueFogReconciles((await listAgentRows()).map((agent) => agent.uuid));
+  await askRouterReconciles((await listAgentRows()).map((agent) => agent.uuid));
   return {
     name: row.name,
     subject: row.subject,

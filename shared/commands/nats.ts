@@ -3,8 +3,7 @@ import { DEFAULT_NATS_PORTS, normalizeStoreSize } from '../domain/nats-conf.js';
 import type { PutNatsHubBody } from '../domain/nats-schema.js';
 import { portSetProblem } from '../domain/port-set.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
-import { enqueueFogReconciles } from '../queue/publishers.js';
-import { NATS_HUB_KEY } from '../reconcile/nats.js';
+import { askNatsHubReconcile, askRouterReconciles } from '../queue/publishers.js';
 import { listAgentRows } from '../store/agents.js';
 import { getNatsHub, type NatsHubRow, putNatsHub } from '../store/nats.js';
 import {
@@ -75,7 +74,7 @@ export async function putNatsHubFromBody(body: PutNatsHubBody): Promise<NatsHubV
     const natsAgents = (await listAgentRows())
       .filter((agent) => agent.natsMode !== 'none')
       .map((agent) => agent.uuid);
-    await enqueueFogReconciles(natsAgents);
+    await askRouterReconciles(natsAgents);
   }
   return toView(row);
 }
@@ -103,7 +102,7 @@ export async function natsBootstrap(): Promise<NatsBootstrap> {
   const operator = await ensureNatsOperator();
   const account = await ensureSystemAccount();
   const user = await ensureSystemUser('admin-hub', ['STANDARD', 'WEBSOCKET']);
-  await enqueueFogReconciles([NATS_HUB_KEY]);
+  await askNatsHubReconcile();
   return {
     operatorJwt: operator.jwt,
     operatorPublicKey: operator.publicKey,

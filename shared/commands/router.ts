@@ -7,7 +7,7 @@ import type { PutRouterBody } from '../domain/router-schema.js';
 import type { SkrouterdEntry } from '../domain/skrouterd.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { readHubConfigMap } from '../k8s/hub-configmap.js';
-import { enqueueFogReconciles } from '../queue/publishers.js';
+import { askRouterReconciles } from '../queue/publishers.js';
 import { type AgentRow, getAgentRow, listAgentRows } from '../store/agents.js';
 import {
   type DefaultRouterRow,
@@ -71,7 +71,7 @@ export async function putDefaultRouterFromBody(body: PutRouterBody): Promise<Def
   const dependents = moved
     ? (await listAgentRows()).filter(dialsDefaultRouter).map((agent) => agent.uuid)
     : [];
-  await enqueueFogReconciles([...(!existing || moved ? [hubRouterKey(row)!] : []), ...dependents]);
+  await askRouterReconciles([...(!existing || moved ? [hubRouterKey(row)!] : []), ...dependents]);
   if (existing?.host !== row.host) await requeueServices(await listServiceRows(), `router-${Date.now()}`);
   return toView(row);
 }

@@ -26,3 +26,40 @@ export const fogReconcileMessage = z.object({
   agentTags: z.array(z.string()).optional(),
 });
 export type FogReconcileMessage = z.output<typeof fogReconcileMessage>;
+
+/** The router key the NATS hub's requests are grouped under (its write-backs on Kubernetes). */
+export const NATS_HUB_KEY = 'nats-hub';
+
+/**
+ * What a fog reconcile is asked to do, read from its message: converge one service's entries on one
+ * router (a service's fan-out), compute a whole router and its agent's own part (an agent change, a CA
+ * import, a re-drive), or rewrite the NATS hub's Kubernetes write-backs. The message on the queue stays
+ * as it is; each kind has its own entry function.
+ */
+export type FogRequest =
+  | { kind: 'service-entries'; routerKey: string; service: string; raise: boolean }
+  | { kind: 'router'; routerKey: string; seq: number; agentName?: string; agentTags?: string[] }
+  | { kind: 'nats-hub'; routerKey: typeof NATS_HUB_KEY; seq: number };
+
+export function fogRequestOf(message: FogReconcileMessage): FogRequest {
+  if (message.service !== undefined) {
+    return {
+      kind: 'service-entries',
+      routerKey: message.routerKey,
+      service: message.service,
+      raise: message.raise === true,
+    };
+  }
+  if (message.routerKey === NATS_HUB_KEY)
+    return { kind: 'nats-hub', routerKey: NATS_HUB_KEY, seq: message.seq };
+  return {
+    kind: 'router',
+    routerKey: message.routerKey,
+    seq: message.seq,
+    ...(message.agentName !== undefined ? { agentName: message.agentName } : {}),
+    ...(message.agentTags !== undefined ? { agentTags: message.agentTags } : {}),
+  };
+}
+
+/** A fog-reconcile.fifo message, validated and read as the request it carries. */
+export const fogRequest = fogReconcileMessage.transform(fogRequestOf);

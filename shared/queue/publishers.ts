@@ -6,7 +6,7 @@ import { config } from '../context.js';
 import { agentIndexTokens } from '../domain/distribution.js';
 import { documentClient, keys, tableName } from '../store/client.js';
 import { sqsClient } from './client.js';
-import type { FogReconcileMessage, ServiceReconcileMessage } from './messages.js';
+import { type FogReconcileMessage, NATS_HUB_KEY, type ServiceReconcileMessage } from './messages.js';
 
 function queueUrl(name: 'SERVICE_QUEUE_URL' | 'FOG_QUEUE_URL'): string {
   const url = name === 'SERVICE_QUEUE_URL' ? config().serviceQueueUrl : config().fogQueueUrl;
@@ -51,7 +51,35 @@ const agentHint = (agent: AgentHint | undefined) =>
   agent ? { agentName: agent.name, agentTags: [...agent.tags] } : {};
 
 /**
- * Requests a reconcile of each router. Every request takes the next number of that router's request
+ * Asks each router to converge one service's entries (a fan-out); with `raise`, the service's listener
+ * in a set the agents select changed, and each is told even when nothing under its own router did.
+ */
+export function askRoutersForService(
+  routerKeys: Iterable<string>,
+  service: string,
+  options: { raise?: boolean } = {},
+): Promise<void> {
+  return enqueueFogReconciles(routerKeys, service, options);
+}
+
+/**
+ * Asks each router for a whole computation (an agent's own part with it); `full` also recomputes every
+ * entry (a re-drive), `agents` says what the sender knows of them (see `AgentHint`).
+ */
+export function askRouterReconciles(
+  routerKeys: Iterable<string>,
+  options: { full?: boolean; agents?: Readonly<Record<string, AgentHint>> } = {},
+): Promise<void> {
+  return enqueueFogReconciles(routerKeys, undefined, options);
+}
+
+/** Asks for the NATS hub's Kubernetes write-backs to be checked and rewritten. */
+export function askNatsHubReconcile(): Promise<void> {
+  return enqueueFogReconciles([NATS_HUB_KEY]);
+}
+
+/**
+ * Requests a reconcile of each router (the wire form behind the three asks above). Every request takes the next number of that router's request
  * counter, so a worker that already computed past a number skips it: a burst of fan-outs to one agent
  * costs one computation, and no request is ever deduplicated away before it was covered.
  */

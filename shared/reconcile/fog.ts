@@ -9,7 +9,7 @@ import {
   routerSiteServerCertificate,
 } from '../domain/router-site.js';
 import { countOperation, timeStep, usage } from '../metrics/usage.js';
-import type { FogReconcileMessage } from '../queue/messages.js';
+import { type FogRequest, NATS_HUB_KEY } from '../queue/messages.js';
 import { type AgentRow, agentTokenWrites, getAgentRow, replaceAgentRow } from '../store/agents.js';
 import { forgetApplied, getApplied } from '../store/applied.js';
 import { certificateItem, deleteCertificatesOf } from '../store/certificates.js';
@@ -30,7 +30,7 @@ import {
 import type { ServiceRow } from '../store/services.js';
 import { outsideReadSnapshot, withReadSnapshot } from '../store/snapshot.js';
 import { recordTokenIntent } from '../store/token-index.js';
-import { NATS_HUB_KEY, reconcileNats } from './nats.js';
+import { reconcileNats } from './nats.js';
 import { reconcileNatsHub } from './nats-hub.js';
 import { platformStatusChange, reconcilePlatform } from './platform.js';
 import {
@@ -42,41 +42,74 @@ import {
 } from './router.js';
 
 /**
- * The fog reconcile: converges one router (an agent's, or the standalone default router) and the agent's
- * token index. Requests already covered by a finished computation are skipped.
+ * The fog reconcile, by what it was asked: one service's entries on one router (a fan-out), a whole
+ * router and its agent's own part, or the NATS hub's write-backs.
  */
-export function reconcileFog(message: FogReconcileMessage): Promise<void> {
-  return countOperation('fog reconcile', () => reconcileFogCounted(message));
+export function reconcileFog(request: FogRequest): Promise<void> {
+  return countOperation('fog reconcile', () => {
+    switch (request.kind) {
+      case 'service-entries':
+        return reconcileServiceEntries(request);
+      case 'router':
+        return reconcileWholeRouter(request);
+      case 'nats-hub':
+        return reconcileNatsHubRequest(request);
+    }
+  });
 }
 
-async function reconcileFogCounted(message: FogReconcileMessage): Promise<void> {
-  const { routerKey } = message;
-  const inputs = await readFogInputs(routerKey, message.service);
-  const { requests, agent } = inputs;
-  // The agent's own part (its token index, certificates, NATS, the site part of its router config) and
-  // a full computation of its router run when a request not about one service is pending.
-  const fabric =
-    routerKey !== DEFAULT_ROUTER &&
-    routerKey !== NATS_HUB_KEY &&
-    (!message.service || (requests.fabricRequested ?? 0) > (requests.fabricCompleted ?? 0));
-  if (message.service && !fabric) {
-    await convergeServiceOnRouter(message, message.service, inputs);
-    return;
-  }
-  // A later full computation covered this request.
-  if (!message.service && requests.completed !== undefined && message.seq <= requests.completed) return;
-  const coveredUpTo = Math.max(requests.requested ?? 0, message.seq);
-  usage.routerReconciles += 1;
+/**
+ * A fan-out: that service's entries on the router. An agent whose own part is owed (a request for it is
+ * not finished yet) gets its whole computation instead, which the fan-out then joins.
+ */
+async function reconcileServiceEntries(
+  request: Extract<FogRequest, { kind: 'service-entries' }>,
+): Promise<void> {
+  const inputs = await readFogInputs(request.routerKey, request.service);
+  const { requests } = inputs;
+  const ownPartOwed =
+    request.routerKey !== DEFAULT_ROUTER && (requests.fabricRequested ?? 0) > (requests.fabricCompleted ?? 0);
+  if (!ownPartOwed) return convergeServiceOnRouter(request, inputs);
+  return computeRouter(request.routerKey, inputs, { seq: 0, fabric: true, raise: request.raise });
+}
 
-  if (routerKey === NATS_HUB_KEY) {
-    await timeStep('fog: nats hub', () => reconcileNatsHub());
-    await markRouterRequestsCompleted(routerKey, coveredUpTo);
-    return;
-  }
+/** An agent change, a CA import, a re-drive: skipped when a later computation covered it. */
+async function reconcileWholeRouter(request: Extract<FogRequest, { kind: 'router' }>): Promise<void> {
+  const inputs = await readFogInputs(request.routerKey, undefined);
+  const { completed } = inputs.requests;
+  if (completed !== undefined && request.seq <= completed) return;
+  return computeRouter(request.routerKey, inputs, {
+    seq: request.seq,
+    fabric: request.routerKey !== DEFAULT_ROUTER,
+    raise: false,
+  });
+}
+
+async function reconcileNatsHubRequest(request: Extract<FogRequest, { kind: 'nats-hub' }>): Promise<void> {
+  const { requests } = await readFogInputs(NATS_HUB_KEY, undefined);
+  if (requests.completed !== undefined && request.seq <= requests.completed) return;
+  usage.routerReconciles += 1;
+  await timeStep('fog: nats hub', () => reconcileNatsHub());
+  await markRouterRequestsCompleted(NATS_HUB_KEY, Math.max(requests.requested ?? 0, request.seq));
+}
+
+/**
+ * A whole router (with the agent's own part when `fabric`), then one write that marks every request up to
+ * what it read as covered, records the agent's platform status and tells the agent what it is owed.
+ */
+async function computeRouter(
+  routerKey: string,
+  inputs: FogInputs,
+  asked: { seq: number; fabric: boolean; raise: boolean },
+): Promise<void> {
+  const { requests, agent } = inputs;
+  const { fabric } = asked;
+  const coveredUpTo = Math.max(requests.requested ?? 0, asked.seq);
+  usage.routerReconciles += 1;
   // Entries are recomputed in full unless this is an agent change and nobody asked for a full one: then
   // only when what placement reads of the router moved.
   const full = !fabric || (requests.fullRequested ?? 0) > (requests.fullCompleted ?? 0);
-  const converge = () => convergeRouterAndFabric(message, inputs, { fabric, full });
+  const converge = () => convergeRouterAndFabric(routerKey, inputs, { fabric, full, raise: asked.raise });
   // The agent's own part reads some twenty items (certificates and their CAs, NATS identities and
   // mounts, statuses): one batch read up front answers them all.
   const outcome = await (agent && fabric ? withReadSnapshot(fabricReadKeys(agent), converge) : converge());
@@ -110,12 +143,11 @@ interface FabricOutcome {
  * once everything is written.
  */
 async function convergeRouterAndFabric(
-  message: FogReconcileMessage,
+  routerKey: string,
   inputs: FogInputs,
-  { fabric, full }: { fabric: boolean; full: boolean },
+  { fabric, full, raise: asked }: { fabric: boolean; full: boolean; raise: boolean },
 ): Promise<FabricOutcome> {
   const { agent, defaultRouter, platform } = inputs;
-  const { routerKey } = message;
   let routerWaits: string | null = null;
   let owed: ChangeStamp[] = [];
   if (agent && fabric) {
@@ -148,7 +180,7 @@ async function convergeRouterAndFabric(
       tell: false,
     }),
   );
-  const tell = result.written || !!result.restart || (!!message.raise && result.managed);
+  const tell = result.written || !!result.restart || (asked && result.managed);
   const restart = agent ? result.restart : undefined;
   const raise: ChangeStamp[] = agent
     ? [...owed, ...(tell ? (['microserviceConfig'] as const) : []), ...(restart ? REBUILD_FLAGS : [])]
@@ -211,21 +243,20 @@ function fabricReadKeys(agent: Pick<AgentRow, 'uuid' | 'name' | 'tags'>): { PK: 
  * the agent told when the service's distribution-set listener changed (its config is composed with it).
  */
 async function convergeServiceOnRouter(
-  message: FogReconcileMessage,
-  serviceName: string,
+  request: Extract<FogRequest, { kind: 'service-entries' }>,
   inputs: FogInputs,
 ): Promise<void> {
   usage.routerReconciles += 1;
   const { agent } = inputs;
   const result = await timeStep('fog: service entries', () =>
-    reconcileRouterForService(message.routerKey, inputs.service, serviceName, inputs.defaultRouter, {
+    reconcileRouterForService(request.routerKey, inputs.service, request.service, inputs.defaultRouter, {
       ...(agent ? { agent } : {}),
       ...(inputs.stored ? { stored: inputs.stored } : {}),
     }),
   );
   // The service's listener in a set this agent selects changed (its service reconcile marked the agent
   // as not having applied it yet).
-  if (message.raise && agent && result.managed && !result.written) {
+  if (request.raise && agent && result.managed && !result.written) {
     await raiseChangeFlag(agent.uuid, 'microserviceConfig');
   }
 }
@@ -268,12 +299,15 @@ function fogInputKeys(routerKey: string, service: string | undefined) {
  * mounts), so it does not wait for the agent row to learn those keys. A lone message without a name
  * would read nothing more than it reads itself: nothing is read up front for it.
  */
-export function fogBatchReadKeys(messages: readonly FogReconcileMessage[]): { PK: string; SK: string }[] {
-  if (messages.length === 1 && !messages[0]!.agentName) return [];
-  return messages.flatMap((message) => [
-    ...Object.values(fogInputKeys(message.routerKey, message.service)),
-    ...(message.agentName && !message.service
-      ? fabricReadKeys({ uuid: message.routerKey, name: message.agentName, tags: message.agentTags ?? [] })
+export function fogBatchReadKeys(requests: readonly FogRequest[]): { PK: string; SK: string }[] {
+  const named = (request: FogRequest) => (request.kind === 'router' ? request.agentName : undefined);
+  if (requests.length === 1 && !named(requests[0]!)) return [];
+  return requests.flatMap((request) => [
+    ...Object.values(
+      fogInputKeys(request.routerKey, request.kind === 'service-entries' ? request.service : undefined),
+    ),
+    ...(request.kind === 'router' && request.agentName
+      ? fabricReadKeys({ uuid: request.routerKey, name: request.agentName, tags: request.agentTags ?? [] })
       : []),
   ]);
 }

@@ -18,7 +18,7 @@ import {
   NATS_SITE_CA,
   natsCertificateSpecs,
 } from '../domain/router-site.js';
-import { enqueueFogReconciles } from '../queue/publishers.js';
+import { askNatsHubReconcile, askRouterReconciles } from '../queue/publishers.js';
 import { type AgentRow, listAgentRows } from '../store/agents.js';
 import { deleteCertificate, getCertificate } from '../store/certificates.js';
 import { type ChangeFlag, raiseChangeFlags } from '../store/changes.js';
@@ -47,7 +47,6 @@ import {
 import { ensureCertificate, fleetCertificateAuthority } from './platform.js';
 
 /** The fog queue key of the Kubernetes write-backs (`iofog-nats-config`, `iofog-nats-jwt-bundle`). */
-export const NATS_HUB_KEY = 'nats-hub';
 
 type Role = NatsInstanceRow['role'];
 
@@ -184,11 +183,8 @@ async function syncServerEntry(
   else await deleteNatsServer(agentUuid);
   const others = (await listNatsServers()).filter((server) => server.agentUuid !== agentUuid);
   const leaves = (await listAgentRows()).filter((row) => row.upstreamNatsServers?.includes(agentUuid));
-  await enqueueFogReconciles([
-    ...others.map((server) => server.agentUuid),
-    ...leaves.map((row) => row.uuid),
-    ...(config().controlPlane === 'kubernetes' ? [NATS_HUB_KEY] : []),
-  ]);
+  await askRouterReconciles([...others.map((server) => server.agentUuid), ...leaves.map((row) => row.uuid)]);
+  if (config().controlPlane === 'kubernetes') await askNatsHubReconcile();
 }
 
 const needsServerList = (agent: AgentRow, role: Role) =>

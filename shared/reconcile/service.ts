@@ -29,7 +29,7 @@ import {
 import { logger } from '../log/logger.js';
 import { countOperation, timeStep } from '../metrics/usage.js';
 import type { ServiceReconcileMessage } from '../queue/messages.js';
-import { enqueueFogReconciles } from '../queue/publishers.js';
+import { askRoutersForService } from '../queue/publishers.js';
 import { type AgentRow, getAgentRow, listAgentUuidsByToken } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
 import {
@@ -369,7 +369,7 @@ async function fanOut(work: Work, sets: string[], selectionChanged: boolean): Pr
   if (siteMoved) routers.delete(previousSite);
   // Every agent that selects it has not applied the changed listener until it acknowledges past now.
   if (selectionChanged && !row.deleted) await markSelectingSitesPending(selecting, row.name);
-  await enqueueFogReconciles(routers, row.name, { raise: selectionChanged });
+  await askRoutersForService(routers, row.name, { raise: selectionChanged });
   await forgetApplied(
     { service: row.name },
     {

@@ -3,7 +3,7 @@ import { config } from '../context.js';
 import { hubRouterKey, parsePortOwner, portOwner } from '../domain/placement.js';
 import { NotFoundError, ReconcileError } from '../errors.js';
 import { logger } from '../log/logger.js';
-import { enqueueFogReconciles, enqueueServiceReconcile } from '../queue/publishers.js';
+import { askNatsHubReconcile, askRouterReconciles, enqueueServiceReconcile } from '../queue/publishers.js';
 import { getAgentRows, listAgentRows, listAgentUuidPage, listPendingAgentUuids } from '../store/agents.js';
 import { deleteCertificatesOf, listIssuedCertificatePage } from '../store/certificates.js';
 import { keys } from '../store/client.js';
@@ -28,7 +28,6 @@ import {
   type ServiceRow,
 } from '../store/services.js';
 import { withReadSnapshot } from '../store/snapshot.js';
-import { NATS_HUB_KEY } from './nats.js';
 import { hubDriftedInWindows, routerDrifted } from './router.js';
 import { servicesWithDriftedSets } from './service.js';
 
@@ -72,9 +71,9 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
   }
   // In full: a drifted router's entries are what is wrong, and a re-drive follows a computation that may
   // have stopped half-way.
-  if (routers.size > 0) await enqueueFogReconciles(routers, undefined, { full: true });
+  if (routers.size > 0) await askRouterReconciles(routers, { full: true });
   // The operator may rewrite its NATS ConfigMaps at any time: their write-backs are re-checked each sweep.
-  if (config().controlPlane === 'kubernetes') await enqueueFogReconciles([NATS_HUB_KEY]);
+  if (config().controlPlane === 'kubernetes') await askNatsHubReconcile();
   const releasedPorts = await releaseOrphanPorts(now);
   await removeOrphanCertificates();
   const result = { services, routers: routers.size, drifted: drifted.length, driftedServices, releasedPorts };

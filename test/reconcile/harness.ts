@@ -8,7 +8,7 @@ import { type AppContext, createContext, disposeContext, runInContext } from '..
 import { sqsClient } from '../../shared/queue/client.js';
 import {
   type FogReconcileMessage,
-  fogReconcileMessage,
+  fogRequest,
   serviceReconcileMessage,
 } from '../../shared/queue/messages.js';
 import { reconcileFog } from '../../shared/reconcile/fog.js';
@@ -96,7 +96,7 @@ export async function newWorld(
   const runOne = async (message: Sent) => {
     await runInContext(context, async () => {
       if (message.queue === 'service') await reconcileService(serviceReconcileMessage.parse(message.body));
-      else await reconcileFog(fogReconcileMessage.parse(message.body));
+      else await reconcileFog(fogRequest.parse(message.body));
     });
   };
   const world: World = {
