@@ -517,73 +517,7 @@ async function pathBack(from: AgentRow, self: string): Promise<string | undefine
 export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<void> {
   await retryOnConflict(async () => {
     const row = await requireAgent(uuid);
-    if (patch.name !== undefined && patch.name !== row.name) {
-      throw new ValidationError(
-        `Field 'name' cannot be changed (stored ${JSON.stringify(row.name)}, got ${JSON.stringify(patch.name)}): an agent's name names its certificates`,
-      );
-    }
-    const routerMode = patch.routerMode ?? row.routerMode;
-    if (row.isSystem && routerMode !== 'interior') {
-      throw new ValidationError(
-        `Field 'routerMode': the system agent must stay interior, got ${JSON.stringify(routerMode)}`,
-      );
-    }
-    if (routerMode !== row.routerMode) await checkRouterModeChange(row, routerMode);
-    const natsMode = patch.natsMode ?? row.natsMode;
-    if (row.isSystem && natsMode !== 'server') {
-      throw new ValidationError(
-        `Field 'natsMode': the system agent must stay server, got ${JSON.stringify(natsMode)}`,
-      );
-    }
-    await checkNatsModeChange(row, natsMode);
-    if (patch.isSystem !== undefined && patch.isSystem !== row.isSystem) {
-      throw new ValidationError("Field 'isSystem' cannot be changed");
-    }
-    const ports = routerPorts(routerMode, {
-      messagingPort: patch.messagingPort ?? row.messagingPort ?? undefined,
-      interRouterPort: patch.interRouterPort ?? row.interRouterPort ?? undefined,
-      edgeRouterPort: patch.edgeRouterPort ?? row.edgeRouterPort ?? undefined,
-    });
-    const upstreamRouters = row.isSystem
-      ? []
-      : patch.upstreamRouters !== undefined || routerMode !== row.routerMode
-        ? await resolveUpstreams(
-            patch.upstreamRouters ?? (routerMode === 'none' ? [] : row.upstreamRouters),
-            routerMode,
-            uuid,
-          )
-        : row.upstreamRouters;
-    const next: AgentRow = {
-      ...row,
-      host: patch.host ?? row.host,
-      tags: patch.tags ?? row.tags,
-      routerMode,
-      ...ports,
-      upstreamRouters,
-      ...(await natsFields(
-        {
-          ...patch,
-          natsServerPort: patch.natsServerPort ?? row.natsPorts?.serverPort,
-          natsClusterPort: patch.natsClusterPort ?? row.natsPorts?.clusterPort,
-          natsLeafPort: patch.natsLeafPort ?? row.natsPorts?.leafPort,
-          natsMqttPort: patch.natsMqttPort ?? row.natsPorts?.mqttPort,
-          natsHttpPort: patch.natsHttpPort ?? row.natsPorts?.httpPort,
-          jsStorageSize: patch.jsStorageSize ?? row.jsStorageSize,
-          jsMemoryStoreSize: patch.jsMemoryStoreSize ?? row.jsMemoryStoreSize,
-          // A server that becomes a leaf links to the hub unless the change names its servers.
-          upstreamNatsServers:
-            patch.upstreamNatsServers ?? (row.natsMode === 'leaf' ? row.upstreamNatsServers : undefined),
-        },
-        natsMode,
-        uuid,
-      )),
-      fogTypeId: patch.fogType ?? row.fogTypeId,
-      generation: row.generation + 1,
-      updatedAt: new Date().toISOString(),
-    };
-    requireRouterHost(next);
-    requireNatsHost(next);
-    requireDistinctPorts(next, patch);
+    const next = await changedAgentRow(row, patch);
     if (!(await replaceAgentRow(next, row))) return CONFLICT;
     const refused = await referenceNatsServers(next, row);
     if (refused.length > 0) {
@@ -599,6 +533,89 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
       { agents: { [uuid]: next } },
     );
   }, agentContention(uuid));
+}
+
+/** The agent row a change makes of `row`, every rule checked (its name and role stay, its ports differ). */
+async function changedAgentRow(row: AgentRow, patch: PatchAgentBody): Promise<AgentRow> {
+  const { routerMode, natsMode } = await checkedModes(row, patch);
+  const next: AgentRow = {
+    ...row,
+    host: patch.host ?? row.host,
+    tags: patch.tags ?? row.tags,
+    routerMode,
+    ...routerPorts(routerMode, {
+      messagingPort: patch.messagingPort ?? row.messagingPort ?? undefined,
+      interRouterPort: patch.interRouterPort ?? row.interRouterPort ?? undefined,
+      edgeRouterPort: patch.edgeRouterPort ?? row.edgeRouterPort ?? undefined,
+    }),
+    upstreamRouters: await changedUpstreams(row, patch, routerMode),
+    ...(await natsFields(
+      {
+        ...patch,
+        natsServerPort: patch.natsServerPort ?? row.natsPorts?.serverPort,
+        natsClusterPort: patch.natsClusterPort ?? row.natsPorts?.clusterPort,
+        natsLeafPort: patch.natsLeafPort ?? row.natsPorts?.leafPort,
+        natsMqttPort: patch.natsMqttPort ?? row.natsPorts?.mqttPort,
+        natsHttpPort: patch.natsHttpPort ?? row.natsPorts?.httpPort,
+        jsStorageSize: patch.jsStorageSize ?? row.jsStorageSize,
+        jsMemoryStoreSize: patch.jsMemoryStoreSize ?? row.jsMemoryStoreSize,
+        // A server that becomes a leaf links to the hub unless the change names its servers.
+        upstreamNatsServers:
+          patch.upstreamNatsServers ?? (row.natsMode === 'leaf' ? row.upstreamNatsServers : undefined),
+      },
+      natsMode,
+      row.uuid,
+    )),
+    fogTypeId: patch.fogType ?? row.fogTypeId,
+    generation: row.generation + 1,
+    updatedAt: new Date().toISOString(),
+  };
+  requireRouterHost(next);
+  requireNatsHost(next);
+  requireDistinctPorts(next, patch);
+  return next;
+}
+
+/** The router and NATS modes a change leaves the agent in, once what depends on them allows it. */
+async function checkedModes(row: AgentRow, patch: PatchAgentBody) {
+  if (patch.name !== undefined && patch.name !== row.name) {
+    throw new ValidationError(
+      `Field 'name' cannot be changed (stored ${JSON.stringify(row.name)}, got ${JSON.stringify(patch.name)}): an agent's name names its certificates`,
+    );
+  }
+  const routerMode = patch.routerMode ?? row.routerMode;
+  if (row.isSystem && routerMode !== 'interior') {
+    throw new ValidationError(
+      `Field 'routerMode': the system agent must stay interior, got ${JSON.stringify(routerMode)}`,
+    );
+  }
+  if (routerMode !== row.routerMode) await checkRouterModeChange(row, routerMode);
+  const natsMode = patch.natsMode ?? row.natsMode;
+  if (row.isSystem && natsMode !== 'server') {
+    throw new ValidationError(
+      `Field 'natsMode': the system agent must stay server, got ${JSON.stringify(natsMode)}`,
+    );
+  }
+  await checkNatsModeChange(row, natsMode);
+  if (patch.isSystem !== undefined && patch.isSystem !== row.isSystem) {
+    throw new ValidationError("Field 'isSystem' cannot be changed");
+  }
+  return { routerMode, natsMode };
+}
+
+/** The upstream routers after a change: resolved again when the change names them or moves the mode. */
+function changedUpstreams(
+  row: AgentRow,
+  patch: PatchAgentBody,
+  routerMode: RouterMode,
+): Promise<string[]> | string[] {
+  if (row.isSystem) return [];
+  if (patch.upstreamRouters === undefined && routerMode === row.routerMode) return row.upstreamRouters;
+  return resolveUpstreams(
+    patch.upstreamRouters ?? (routerMode === 'none' ? [] : row.upstreamRouters),
+    routerMode,
+    row.uuid,
+  );
 }
 
 /**

@@ -15,20 +15,31 @@ export async function findAgent(reference: string): Promise<AgentRow | undefined
   return uuid ? getAgentRow(uuid) : undefined;
 }
 
+/** The names a field's siblings have in the body the spec came from (`spec.` in a YAML document). */
+function fieldsOf(field: string) {
+  const sibling = (name: string) => (field === 'resource' ? name : field.replace('resource', name));
+  return { resource: field, type: sibling('type'), defaultBridge: sibling('defaultBridge') };
+}
+
+type Resolved = { resource: string; siteKey: string; defaultRouter?: DefaultRouterRow };
+
 /**
  * Checks a spec against the rest of the store and returns the stored form of `resource`
- * (a microservice or agent uuid, or the host string) and the router its connector goes to. Every message names the field and the value.
+ * (a microservice or agent uuid, or the host string) and the router its connector goes to. Every message
+ * names the field and the value.
  */
-export async function resolveServiceResource(
-  spec: ServiceSpec,
-  field = 'resource',
-): Promise<{ resource: string; siteKey: string; defaultRouter?: DefaultRouterRow }> {
+export async function resolveServiceResource(spec: ServiceSpec, field = 'resource'): Promise<Resolved> {
+  checkControlPlaneFields(spec, field);
+  if (spec.type === 'k8s' || spec.type === 'external') return resolveHostResource(spec, fieldsOf(field));
+  return resolveAgentResource(spec, fieldsOf(field));
+}
+
+/** `k8s` only on a Kubernetes control plane, where every other type needs its Kubernetes Service's fields. */
+function checkControlPlaneFields(spec: ServiceSpec, field: string): void {
   const kubernetes = config().controlPlane === 'kubernetes';
-  const typeField = field === 'resource' ? 'type' : field.replace('resource', 'type');
-  const bridgeField = field === 'resource' ? 'defaultBridge' : field.replace('resource', 'defaultBridge');
   if (spec.type === 'k8s' && !kubernetes) {
     throw new ValidationError(
-      `Field '${typeField}' is "k8s", which is allowed only when the control plane is Kubernetes (CONTROL_PLANE=kubernetes)`,
+      `Field '${fieldsOf(field).type}' is "k8s", which is allowed only when the control plane is Kubernetes (CONTROL_PLANE=kubernetes)`,
     );
   }
   if (kubernetes && spec.type !== 'k8s') {
@@ -37,71 +48,85 @@ export async function resolveServiceResource(
     if (spec.servicePort === undefined)
       throw new ValidationError(`Required field '${prefix}servicePort' is missing`);
   }
+}
 
-  if (spec.type === 'k8s' || spec.type === 'external') {
-    if (spec.defaultBridge !== DEFAULT_ROUTER) {
-      throw new ValidationError(
-        `Field '${bridgeField}' must be ${DEFAULT_ROUTER} for type ${spec.type}, got ${JSON.stringify(spec.defaultBridge)}`,
-      );
-    }
-    if (!isHost(spec.resource)) {
-      throw new ValidationError(
-        `Field '${field}' must be a DNS name or an IP address, got ${JSON.stringify(spec.resource)}`,
-      );
-    }
-    const denied = deniedAddress(spec.resource, config().deniedResourceAddresses);
-    if (denied) {
-      throw new ValidationError(
-        `Field '${field}': the hub router may not dial ${JSON.stringify(spec.resource)} (denied by ${JSON.stringify(denied)} in DENIED_RESOURCE_ADDRESSES)`,
-      );
-    }
-    return {
-      resource: spec.resource,
-      siteKey: DEFAULT_ROUTER,
-      defaultRouter: await requireDefaultRouter(spec.name),
-    };
+/** `k8s` and `external`: a host the hub router dials, through the default router. */
+async function resolveHostResource(
+  spec: ServiceSpec,
+  fields: ReturnType<typeof fieldsOf>,
+): Promise<Resolved> {
+  if (spec.defaultBridge !== DEFAULT_ROUTER) {
+    throw new ValidationError(
+      `Field '${fields.defaultBridge}' must be ${DEFAULT_ROUTER} for type ${spec.type}, got ${JSON.stringify(spec.defaultBridge)}`,
+    );
   }
+  if (!isHost(spec.resource)) {
+    throw new ValidationError(
+      `Field '${fields.resource}' must be a DNS name or an IP address, got ${JSON.stringify(spec.resource)}`,
+    );
+  }
+  const denied = deniedAddress(spec.resource, config().deniedResourceAddresses);
+  if (denied) {
+    throw new ValidationError(
+      `Field '${fields.resource}': the hub router may not dial ${JSON.stringify(spec.resource)} (denied by ${JSON.stringify(denied)} in DENIED_RESOURCE_ADDRESSES)`,
+    );
+  }
+  return {
+    resource: spec.resource,
+    siteKey: DEFAULT_ROUTER,
+    defaultRouter: await requireDefaultRouter(spec.name),
+  };
+}
 
-  let agent: AgentRow | undefined;
-  let stored: string;
-  let what: string;
+/** `microservice` and `agent`: the agent behind it must run a router, linked to the service's bridge. */
+async function resolveAgentResource(
+  spec: ServiceSpec,
+  fields: ReturnType<typeof fieldsOf>,
+): Promise<Resolved> {
+  const { agent, stored, what } = await backendAgent(spec, fields.resource);
+  if (agent.routerMode === 'none') {
+    throw new ValidationError(
+      `Field '${fields.resource}': ${what} ${JSON.stringify(agent.name)}, whose router mode is none; a TCP bridge service requires a router on the agent`,
+    );
+  }
+  if (spec.defaultBridge === DEFAULT_ROUTER) {
+    return { resource: stored, siteKey: agent.uuid, defaultRouter: await requireDefaultRouter(spec.name) };
+  }
+  if (!agent.upstreamRouters.includes(spec.defaultBridge)) {
+    throw new ValidationError(
+      `Field '${fields.defaultBridge}': ${JSON.stringify(spec.defaultBridge)} is not an upstream router of agent ${JSON.stringify(agent.name)} (upstreams: ${agent.upstreamRouters.join(', ') || 'none'})`,
+    );
+  }
+  const upstream = await getAgentRow(spec.defaultBridge);
+  if (upstream?.routerMode !== 'interior') {
+    throw new ValidationError(
+      `Field '${fields.defaultBridge}': upstream router ${JSON.stringify(spec.defaultBridge)} is not an interior router`,
+    );
+  }
+  return { resource: stored, siteKey: agent.uuid };
+}
+
+/** The agent a `microservice` or `agent` service's backend runs on, and the resource as stored. */
+async function backendAgent(
+  spec: ServiceSpec,
+  field: string,
+): Promise<{ agent: AgentRow; stored: string; what: string }> {
   if (spec.type === 'microservice') {
     const microservice = await findMicroservice(spec.resource, field);
-    agent = await getAgentRow(microservice.agentUuid);
-    stored = microservice.uuid;
-    what = `microservice ${JSON.stringify(spec.resource)} runs on agent`;
+    const agent = await getAgentRow(microservice.agentUuid);
     if (!agent)
       throw new ValidationError(
         `Field '${field}': the agent of microservice ${JSON.stringify(spec.resource)} no longer exists`,
       );
-  } else {
-    agent = await findAgent(spec.resource);
-    if (!agent)
-      throw new ValidationError(`Field '${field}': agent ${JSON.stringify(spec.resource)} not found`);
-    stored = agent.uuid;
-    what = 'agent';
+    return {
+      agent,
+      stored: microservice.uuid,
+      what: `microservice ${JSON.stringify(spec.resource)} runs on agent`,
+    };
   }
-  if (agent.routerMode === 'none') {
-    throw new ValidationError(
-      `Field '${field}': ${what} ${JSON.stringify(agent.name)}, whose router mode is none; a TCP bridge service requires a router on the agent`,
-    );
-  }
-  let defaultRouter: DefaultRouterRow | undefined;
-  if (spec.defaultBridge === DEFAULT_ROUTER) {
-    defaultRouter = await requireDefaultRouter(spec.name);
-  } else if (!agent.upstreamRouters.includes(spec.defaultBridge)) {
-    throw new ValidationError(
-      `Field '${bridgeField}': ${JSON.stringify(spec.defaultBridge)} is not an upstream router of agent ${JSON.stringify(agent.name)} (upstreams: ${agent.upstreamRouters.join(', ') || 'none'})`,
-    );
-  } else {
-    const upstream = await getAgentRow(spec.defaultBridge);
-    if (upstream?.routerMode !== 'interior') {
-      throw new ValidationError(
-        `Field '${bridgeField}': upstream router ${JSON.stringify(spec.defaultBridge)} is not an interior router`,
-      );
-    }
-  }
-  return { resource: stored, siteKey: agent.uuid, ...(defaultRouter ? { defaultRouter } : {}) };
+  const agent = await findAgent(spec.resource);
+  if (!agent) throw new ValidationError(`Field '${field}': agent ${JSON.stringify(spec.resource)} not found`);
+  return { agent, stored: agent.uuid, what: 'agent' };
 }
 
 async function findMicroservice(resource: string, field: string) {

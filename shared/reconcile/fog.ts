@@ -18,13 +18,12 @@ import { batchGetItems, batchWriteItems, keys } from '../store/client.js';
 import { SYSTEM_ACCOUNT } from '../store/nats-identities.js';
 import { forgetPendingSites } from '../store/pending-sites.js';
 import { type PlatformStatusRow, platformStatusOf, putPlatformStatus } from '../store/platform.js';
+import { markRouterRequestsCompleted, type RouterRequestsRow } from '../store/router-requests.js';
 import {
   type DefaultRouterRow,
   deleteRouterConfig,
   entriesFromItems,
-  markRouterRequestsCompleted,
   type RouterConfigRow,
-  type RouterRequestsRow,
   serviceEntryKeys,
 } from '../store/routers.js';
 import type { ServiceRow } from '../store/services.js';
@@ -33,13 +32,8 @@ import { recordTokenIntent } from '../store/token-index.js';
 import { reconcileNats } from './nats.js';
 import { reconcileNatsHub } from './nats-hub.js';
 import { platformStatusChange, reconcilePlatform } from './platform.js';
-import {
-  REBUILD_FLAGS,
-  rebuildTold,
-  reconcileRouter,
-  reconcileRouterForService,
-  type StoredServiceEntries,
-} from './router.js';
+import type { StoredServiceEntries } from './router-plan.js';
+import { REBUILD_FLAGS, rebuildTold, reconcileRouter, reconcileRouterForService } from './router-write.js';
 
 /**
  * The fog reconcile, by what it was asked: one service's entries on one router (a fan-out), a whole

@@ -1,10 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { config } from '../context.js';
 import {
   agentServerRoutes,
   clusterRoutes,
   DEFAULT_NATS_HUB,
-  DEFAULT_NATS_PORTS,
   leafRemotes,
   NATS_PATHS,
   type NatsArtefacts,
@@ -20,11 +19,9 @@ import {
 } from '../domain/router-site.js';
 import { askNatsHubReconcile, askRouterReconciles } from '../queue/publishers.js';
 import { type AgentRow, listAgentRows } from '../store/agents.js';
-import { deleteCertificate, getCertificate } from '../store/certificates.js';
-import { type ChangeFlag, raiseChangeFlags } from '../store/changes.js';
-import { deleteMount, getMount, mountData, putMountIfChanged } from '../store/mounts.js';
+import type { CertificateRow } from '../store/certificates.js';
+import { getMount, mountData, putMountIfChanged } from '../store/mounts.js';
 import {
-  deleteNatsInstance,
   deleteNatsServer,
   getNatsHub,
   getNatsInstance,
@@ -32,23 +29,21 @@ import {
   listNatsServers,
   type NatsHubRow,
   type NatsInstanceRow,
-  type NatsMicroserviceSpec,
   type NatsServerRow,
-  putNatsInstance,
   putNatsServer,
 } from '../store/nats.js';
 import {
   credsOf,
-  deleteSystemUser,
   ensureNatsOperator,
   ensureSystemAccount,
   ensureSystemUser,
 } from '../store/nats-identities.js';
+import { deliver, instanceRow, portsOf, removeNatsInstance, removeStaleArtefacts } from './nats-instance.js';
 import { ensureCertificate, fleetCertificateAuthority } from './platform.js';
 
 /** The fog queue key of the Kubernetes write-backs (`iofog-nats-config`, `iofog-nats-jwt-bundle`). */
 
-type Role = NatsInstanceRow['role'];
+export type Role = NatsInstanceRow['role'];
 
 /**
  * The NATS step of an agent's fog reconcile: from the agent row, the hub record
@@ -68,6 +63,20 @@ export async function reconcileNats(agentUuid: string, agent: AgentRow | undefin
     if (instance) await removeNatsInstance(instance, agent !== undefined);
     return null;
   }
+  const plan = await natsPlan(agent, hub);
+  if ('waits' in plan) return plan.waits;
+  const written = await writeNatsFiles(agent, plan);
+  const next = instanceRow(agent, plan.role, written.template, plan.artefacts, written.certificates);
+  await removeStaleArtefacts(instance, next);
+  await deliver(agent.uuid, instance, next, written.filesChanged);
+  return null;
+}
+
+/**
+ * What an agent's NATS process is to be, or what it waits for: its role, the fleet's NATS CAs, the names
+ * of its files, the fleet's servers (only when its files name some) and a leaf's upstreams.
+ */
+async function natsPlan(agent: AgentRow, hub: NatsHubRow | undefined): Promise<NatsPlan | { waits: string }> {
   const role = roleOf(agent, hub);
   const cas = await Promise.all([
     fleetCertificateAuthority(NATS_SITE_CA),
@@ -75,7 +84,9 @@ export async function reconcileNats(agentUuid: string, agent: AgentRow | undefin
   ]);
   if (!cas[0] || !cas[1]) {
     const missing = [NATS_SITE_CA, NATS_LOCAL_CA].filter((_, index) => !cas[index]);
-    return `NATS waiting for CA ${missing.join(', ')}: the operator imports it with POST /api/v3/certificates/ca (type k8s-secret)`;
+    return {
+      waits: `NATS waiting for CA ${missing.join(', ')}: the operator imports it with POST /api/v3/certificates/ca (type k8s-secret)`,
+    };
   }
   const artefacts = natsArtefacts(agentCertificateToken(agent.name), role);
   // The fleet's NATS servers (one query) only when this agent's files name some: a server's routes, a
@@ -83,10 +94,31 @@ export async function reconcileNats(agentUuid: string, agent: AgentRow | undefin
   const servers = needsServerList(agent, role) ? await listNatsServers() : [];
   const upstreams = role === 'leaf' ? leafUpstreams(agent, hub, servers) : [];
   if (role === 'leaf' && upstreams.length === 0) {
-    return hub
-      ? `NATS leaf has no upstream NATS server with a host among ${JSON.stringify(agent.upstreamNatsServers)}`
-      : 'NATS waiting for the NATS hub: register it with PUT /api/v3/nats/hub';
+    return {
+      waits: hub
+        ? `NATS leaf has no upstream NATS server with a host among ${JSON.stringify(agent.upstreamNatsServers)}`
+        : 'NATS waiting for the NATS hub: register it with PUT /api/v3/nats/hub',
+    };
   }
+  return { role, cas: [cas[0], cas[1]], artefacts, hub, servers, upstreams };
+}
+
+interface NatsPlan {
+  role: Role;
+  cas: [CertificateRow, CertificateRow];
+  artefacts: ReturnType<typeof natsArtefacts>;
+  hub: NatsHubRow | undefined;
+  servers: Awaited<ReturnType<typeof listNatsServers>>;
+  upstreams: ReturnType<typeof leafUpstreams>;
+}
+
+/**
+ * The agent's NATS files as its plan makes them: its certificates, the operator, system account and its
+ * system user, its JetStream key, the rendered config, the JWT directory and the creds file. Says
+ * whether any file changed.
+ */
+async function writeNatsFiles(agent: AgentRow, plan: NatsPlan) {
+  const { role, artefacts, cas } = plan;
   const specs = natsCertificateSpecs(agent);
   let filesChanged = false;
   for (const spec of specs) {
@@ -99,7 +131,7 @@ export async function reconcileNats(agentUuid: string, agent: AgentRow | undefin
     ensureSystemUser(artefacts.user, role === 'leaf' ? LEAF_CONNECTIONS : SERVER_CONNECTIONS),
   ]);
   const jetstreamKey = await ensureJetstreamKey(artefacts.jetstreamKey, agent.uuid);
-  const routes = role === 'leaf' ? [] : serverRoutes(hub, servers);
+  const routes = role === 'leaf' ? [] : serverRoutes(plan.hub, plan.servers);
   const template = role === 'leaf' ? 'leaf.conf' : serverTemplate(routes);
   const serverConf = renderNatsTemplate(template, {
     ...natsVariables(agent, artefacts, role),
@@ -110,7 +142,7 @@ export async function reconcileNats(agentUuid: string, agent: AgentRow | undefin
     NATS_CLUSTER_ROUTES: JSON.stringify(routes),
     NATS_LEAF_REMOTES: JSON.stringify(
       leafRemotes({
-        upstreams,
+        upstreams: plan.upstreams,
         systemAccount: account.publicKey,
         credentialsPath: `${NATS_PATHS.credsDir}/${artefacts.credsKey}`,
         certName: artefacts.serverCertificate,
@@ -124,17 +156,11 @@ export async function reconcileNats(agentUuid: string, agent: AgentRow | undefin
     }),
     putMountIfChanged(artefacts.credsMount, agent.uuid, 'secret', { [artefacts.credsKey]: credsOf(user) }),
   ]);
-  if (written.some(Boolean)) filesChanged = true;
-  const next = instanceRow(
-    agent,
-    role,
+  return {
+    filesChanged: filesChanged || written.some(Boolean),
     template,
-    artefacts,
-    specs.map((spec) => spec.name),
-  );
-  await removeStaleArtefacts(instance, next);
-  await deliver(agent.uuid, instance, next, filesChanged);
-  return null;
+    certificates: specs.map((spec) => spec.name),
+  };
 }
 
 /** The system users' connection types: servers' admin users connect as clients, leaves' also link. */
@@ -151,8 +177,6 @@ function roleOf(agent: AgentRow, hub: NatsHubRow | undefined): Role {
     return 'hub';
   return 'server';
 }
-
-const portsOf = (agent: AgentRow) => agent.natsPorts ?? DEFAULT_NATS_PORTS;
 
 /**
  * Keeps the agent's entry among the fleet's NATS servers equal to its row; when the entry changes every
@@ -242,135 +266,4 @@ async function ensureJetstreamKey(name: string, agentUuid: string): Promise<stri
   await putMountIfChanged(name, agentUuid, 'secret', { jsk: randomBytes(32).toString('base64') });
   // A concurrent first reconcile may have won the create: the stored key is the one in use.
   return (await mountData((await getMount(name))!)).jsk!;
-}
-
-/** The NATS microservice: ports 1:1, the NATS image's environment, its mounts. */
-function instanceRow(
-  agent: AgentRow,
-  role: Role,
-  template: string,
-  artefacts: NatsArtefacts,
-  certificates: string[],
-): NatsInstanceRow {
-  const ports = portsOf(agent);
-  const mount = (name: string, containerDestination: string, accessMode = 'ro') => ({
-    hostDestination: name,
-    containerDestination,
-    accessMode,
-    type: 'volumeMount',
-  });
-  const microservice: NatsMicroserviceSpec = {
-    application: `system-${agent.name}`,
-    imageId: config().nats.image,
-    registryId: config().nats.registryId,
-    ports: [ports.serverPort, ports.clusterPort, ports.leafPort, ports.mqttPort, ports.httpPort],
-    env: [
-      ['JETSTREAM_PREV_KEY', ''],
-      ['NATS_JWT_DIR', NATS_PATHS.jwtDir],
-      ['NATS_JWT_MOUNT_DIR', NATS_PATHS.jwtMountDir],
-      ['NATS_CREDS_DIR', NATS_PATHS.credsDir],
-      ['NATS_SYS_USER_CRED_PATH', `${NATS_PATHS.credsDir}/${artefacts.credsKey}`],
-      ['NATS_TLS_DIR', NATS_PATHS.tlsDir],
-      ['NATS_CERT_NAME', artefacts.serverCertificate],
-      ['NATS_MQTT_CERT_NAME', artefacts.mqttCertificate],
-      ['NATS_CONF', `${NATS_PATHS.configDir}/server.conf`],
-      ['NATS_SERVER_PORT', String(ports.serverPort)],
-      ['NATS_LEAF_PORT', String(ports.leafPort)],
-      ['NATS_CLUSTER_PORT', String(ports.clusterPort)],
-      ['NATS_MQTT_PORT', String(ports.mqttPort)],
-      ['NATS_HTTP_PORT', String(ports.httpPort)],
-      ['NATS_MONITOR_PORT', String(ports.httpPort)],
-      ['NATS_JETSTREAM_STORE_DIR', NATS_PATHS.dataDir],
-      ['NATS_SERVER_MODE', role === 'leaf' ? 'leaf' : 'server'],
-    ].map(([key, value]) => ({ key: key!, value: value! })),
-    volumeMappings: [
-      {
-        hostDestination: `${agent.name}-nats-jetstream`,
-        containerDestination: NATS_PATHS.dataDir,
-        accessMode: 'rw',
-        type: 'volume',
-      },
-      mount(artefacts.configMount, NATS_PATHS.configDir),
-      mount(artefacts.jwtMount, NATS_PATHS.jwtMountDir, 'rw'),
-      mount(artefacts.serverCertificate, `${NATS_PATHS.tlsDir}/${artefacts.serverCertificate}`),
-      mount(artefacts.mqttCertificate, `${NATS_PATHS.tlsDir}/${artefacts.mqttCertificate}`),
-      mount(artefacts.credsMount, NATS_PATHS.credsDir),
-    ],
-    jetstreamKeyMount: artefacts.jetstreamKey,
-  };
-  return {
-    agentUuid: agent.uuid,
-    role,
-    template,
-    certificates,
-    mounts: [artefacts.configMount, artefacts.jwtMount, artefacts.credsMount, artefacts.jetstreamKey],
-    users: [artefacts.user],
-    microservice,
-    specHash: createHash('sha256').update(JSON.stringify(microservice)).digest('hex'),
-    rebuildSeq: 0,
-    updatedAt: new Date().toISOString(),
-  };
-}
-
-/**
- * Tells the agent what changed: its files (`volumeMounts`), its microservice (`microserviceList`), and,
- * when files of a running NATS process changed, a rebuild (NATS reads its files only when it starts).
- * The rebuild is a change-counter stamp, so a lost response cannot lose it (it holds until acknowledged).
- */
-async function deliver(
-  agentUuid: string,
-  previous: NatsInstanceRow | undefined,
-  next: NatsInstanceRow,
-  filesChanged: boolean,
-): Promise<void> {
-  const specChanged = previous?.specHash !== next.specHash || previous.role !== next.role;
-  // The agent re-reads its mounts when a file changed, and its microservices (a rebuild of a running
-  // NATS process, stamped in the instance) when its spec or a file did.
-  const listChanged = specChanged || (previous !== undefined && filesChanged);
-  const flags: ChangeFlag[] = [
-    ...(filesChanged ? (['volumeMounts'] as const) : []),
-    ...(listChanged ? (['microserviceList'] as const) : []),
-  ];
-  let rebuildSeq = previous?.rebuildSeq ?? 0;
-  if (flags.length > 0) {
-    const stamp = await raiseChangeFlags(agentUuid, flags);
-    if (previous && listChanged) rebuildSeq = stamp;
-  }
-  const row = { ...next, rebuildSeq };
-  const same =
-    previous &&
-    previous.specHash === row.specHash &&
-    previous.template === row.template &&
-    previous.rebuildSeq === row.rebuildSeq &&
-    JSON.stringify([previous.certificates, previous.mounts, previous.users, previous.role]) ===
-      JSON.stringify([row.certificates, row.mounts, row.users, row.role]);
-  if (!same) await putNatsInstance(row);
-}
-
-/** What the previous NATS process had and the new one does not (a role or name change). */
-async function removeStaleArtefacts(previous: NatsInstanceRow | undefined, next: NatsInstanceRow) {
-  if (!previous) return;
-  for (const name of previous.mounts.filter((mount) => !next.mounts.includes(mount))) await deleteMount(name);
-  for (const name of previous.users.filter((user) => !next.users.includes(user)))
-    await deleteSystemUser(name);
-  for (const name of previous.certificates.filter(
-    (certificate) => !next.certificates.includes(certificate),
-  )) {
-    await deleteOwnedCertificate(name, previous.agentUuid);
-  }
-}
-
-/** natsMode none, or the agent is gone: nothing of its NATS process stays. */
-async function removeNatsInstance(instance: NatsInstanceRow, agentExists: boolean): Promise<void> {
-  for (const name of instance.mounts) await deleteMount(name);
-  for (const name of instance.users) await deleteSystemUser(name);
-  for (const name of instance.certificates) await deleteOwnedCertificate(name, instance.agentUuid);
-  await deleteNatsInstance(instance.agentUuid);
-  if (agentExists) {
-    await raiseChangeFlags(instance.agentUuid, ['microserviceList', 'volumeMounts']);
-  }
-}
-
-async function deleteOwnedCertificate(name: string, agentUuid: string): Promise<void> {
-  if ((await getCertificate(name))?.agentUuid === agentUuid) await deleteCertificate(name);
 }

@@ -1,6 +1,5 @@
 import { config } from '../context.js';
 import { DISTRIBUTION_ALL } from '../domain/distribution.js';
-import { buildKubernetesService } from '../domain/kubernetes-service.js';
 import {
   assignedAddress,
   DEFAULT_ROUTER,
@@ -11,21 +10,16 @@ import {
   portOwner,
   type RouterEntries,
   type RouterView,
-  selectedListener,
   serviceHubKey,
   serviceSiteKey,
   siteKeyFor,
   storedEntriesFor,
 } from '../domain/placement.js';
 import { canonicalJson } from '../domain/router-config.js';
-import { connectorName, listenerName, type TcpListener } from '../domain/router-objects.js';
+import { connectorName, listenerName } from '../domain/router-objects.js';
 import { ReconcileError } from '../errors.js';
 import { type FaultPoint, faultPoint } from '../faults.js';
-import {
-  applyKubernetesService,
-  awaitLoadBalancerIngress,
-  deleteKubernetesService,
-} from '../k8s/services.js';
+import { deleteKubernetesService } from '../k8s/services.js';
 import { logger } from '../log/logger.js';
 import { countOperation, timeStep } from '../metrics/usage.js';
 import type { ServiceReconcileMessage } from '../queue/messages.js';
@@ -39,25 +33,25 @@ import {
   recordApplied,
   removeAppliedIfEmpty,
 } from '../store/applied.js';
-import { batchGetItems, keys } from '../store/client.js';
+import { keys } from '../store/client.js';
 import { markSelectingSitesPending } from '../store/pending-sites.js';
 import { claimBridgePort } from '../store/ports.js';
 import { forgetReference, referenceTarget } from '../store/references.js';
 import { type DefaultRouterRow, getDefaultRouter, serviceEntryKeys } from '../store/routers.js';
 import {
   getServiceRow,
-  isConvergedService,
   recordServiceStatus,
   removeServiceTombstone,
   replaceServiceRow,
   type ServiceRow,
 } from '../store/services.js';
 import { withReadSnapshot } from '../store/snapshot.js';
-import { syncTokenIndex } from '../store/token-index.js';
-import { reconcileRouterForService, type ServiceEntriesResult } from './router.js';
+import { reconcileRouterForService, type ServiceEntriesResult } from './router-write.js';
+import { convergeKubernetesService, needsKubernetesService } from './service-kubernetes.js';
+import { syncServiceSets } from './service-sets.js';
 
 /** What one reconcile works from: the row, the default router and where the row was applied before. */
-interface Work {
+export interface Work {
   row: ServiceRow;
   defaultRouter: DefaultRouterRow | undefined;
   hubKey: string | undefined;
@@ -68,7 +62,7 @@ interface Work {
 }
 
 /** The backend as resolved now: the connector's site, and the agent and microservice behind it. */
-interface Backend {
+export interface Backend {
   siteKey: string | null;
   agent?: AgentRow;
   microservice?: PlacedMicroservice;
@@ -231,66 +225,6 @@ async function resolveBackend(row: ServiceRow): Promise<Backend> {
 }
 
 /**
- * The token index and the distribution sets first, so that every agent the fan-out tells (and every
- * agent that reads its config later) finds the service's listener: one entry per set the service is in
- * (each of its tokens, and the every-service set agents tagged `all` read), each carrying the listener.
- * Returns the sets, and whether what they hold for the service changed (or an earlier reconcile changed
- * it and was interrupted before every selecting agent was told).
- */
-async function syncServiceSets(work: Work): Promise<{ sets: string[]; selectionChanged: boolean }> {
-  const { row, applied } = work;
-  const sets = row.deleted ? [] : listenerSetsOfService(row.tags);
-  const listener = selectedListener(row);
-  const selectionChanged =
-    applied.selectionPending === true || (await setsDiffer(row.name, sets, listener, applied));
-  // The pending mark is set with the new tokens' intent, in one write, before any set entry changes.
-  await syncTokenIndex({ service: row.name }, sets, applied, listener, {
-    markSelectionPending: selectionChanged && !applied.selectionPending,
-  });
-  return { sets, selectionChanged };
-}
-
-/**
- * The converged services among `rows` whose distribution sets lack their listener or hold another (a
- * lost write, a hand edit): reads only, every set entry of the window in one batched read, for the
- * sweeper's drift check.
- */
-export async function servicesWithDriftedSets(rows: readonly ServiceRow[]): Promise<ServiceRow[]> {
-  const converged = rows.filter(isConvergedService);
-  const entries = converged.flatMap((row) =>
-    listenerSetsOfService(row.tags).map((set) => ({ row, key: keys.serviceToken(set, row.name) })),
-  );
-  const found = await batchGetItems<{ listener?: TcpListener }>(entries.map((entry) => entry.key));
-  const drifted = new Set(
-    entries
-      .filter(
-        ({ row }, index) =>
-          !found.has(index) ||
-          canonicalJson(found.get(index)?.listener) !== canonicalJson(selectedListener(row)),
-      )
-      .map(({ row }) => row),
-  );
-  return converged.filter((row) => drifted.has(row));
-}
-
-/** Whether the sets hold anything else for the service than `listener` in each of `sets` and nowhere else. */
-async function setsDiffer(
-  name: string,
-  sets: string[],
-  listener: TcpListener | undefined,
-  applied: Applied,
-): Promise<boolean> {
-  if (applied.tokens.some((token) => !sets.includes(token))) return true;
-  if (sets.length === 0) return false;
-  const found = await batchGetItems<{ listener?: TcpListener }>(
-    sets.map((set) => keys.serviceToken(set, name)),
-  );
-  return sets.some(
-    (_, index) => !found.has(index) || canonicalJson(found.get(index)?.listener) !== canonicalJson(listener),
-  );
-}
-
-/**
  * Writes this service's entries on the hub (under the hub lock) and returns the failure a user must fix.
  * Only its own two entries are read and written; a Kubernetes hub (the operator's ConfigMap, one
  * document) is written whole and then checked, and a hub that does not hold the entries yet (an index
@@ -412,51 +346,4 @@ export async function recordServiceFailure(name: string, error: unknown): Promis
     provisioningStatus: 'failed',
     provisioningError: `Reconcile failed repeatedly: ${(error as Error)?.message ?? String(error)}`,
   });
-}
-
-/** On a Kubernetes control plane every type but k8s gets a Kubernetes Service in front of the hub. */
-function needsKubernetesService(row: ServiceRow): boolean {
-  return config().controlPlane === 'kubernetes' && row.type !== 'k8s';
-}
-
-/**
- * Creates or patches the Kubernetes Service; for a LoadBalancer, waits for its ingress and records it as
- * serviceEndpoint. No ingress after the poll is a failure the user sees, not a silent `ready`.
- */
-async function convergeKubernetesService(work: Work): Promise<string | undefined> {
-  const { row } = work;
-  const settings = config();
-  if (row.servicePort === undefined || row.k8sType === undefined || row.bridgePort === null) {
-    return `Service ${row.name} needs servicePort and k8sType on a Kubernetes control plane`;
-  }
-  await applyKubernetesService(
-    buildKubernetesService(
-      {
-        name: row.name,
-        tags: row.tags,
-        servicePort: row.servicePort,
-        bridgePort: row.bridgePort,
-        k8sType: row.k8sType,
-      },
-      {
-        namespace: settings.controllerNamespace,
-        controllerName: settings.controllerName,
-        appLabel: settings.appLabel,
-        componentLabelKey: settings.componentLabelKey,
-      },
-    ),
-  );
-  if (row.k8sType !== 'LoadBalancer') return undefined;
-  const endpoint = await awaitLoadBalancerIngress(row.name);
-  if (!endpoint) {
-    const { loadBalancerPollAttempts, loadBalancerPollIntervalMs } = settings.kubernetes;
-    return `LoadBalancer Service ${row.name} has no ingress address after ${loadBalancerPollAttempts} checks ${loadBalancerPollIntervalMs / 1000} s apart; check the cloud load balancer controller, then POST /api/v3/services/${row.name}/reconcile`;
-  }
-  if (endpoint === row.serviceEndpoint) return undefined;
-  const next = { ...row, serviceEndpoint: endpoint };
-  if (!(await replaceServiceRow(next, row.generation))) {
-    throw new ReconcileError(`Service ${row.name} changed during reconcile; retrying`);
-  }
-  work.row = next;
-  return undefined;
 }

@@ -14,13 +14,8 @@ import {
   releaseBridgePort,
   returnToAllocator,
 } from '../store/ports.js';
-import {
-  type DefaultRouterRow,
-  getDefaultRouter,
-  getDriftCursor,
-  getRouterRequests,
-  putDriftCursor,
-} from '../store/routers.js';
+import { getRouterRequests } from '../store/router-requests.js';
+import { type DefaultRouterRow, getDefaultRouter } from '../store/routers.js';
 import {
   getServiceRow,
   listPendingServiceNames,
@@ -28,8 +23,9 @@ import {
   type ServiceRow,
 } from '../store/services.js';
 import { withReadSnapshot } from '../store/snapshot.js';
-import { hubDriftedInWindows, routerDrifted } from './router.js';
-import { servicesWithDriftedSets } from './service.js';
+import { getDriftCursor, putDriftCursor } from '../store/sweep-cursors.js';
+import { hubDriftedInWindows, routerDrifted } from './drift.js';
+import { servicesWithDriftedSets } from './service-sets.js';
 
 export interface SweepResult {
   services: number;

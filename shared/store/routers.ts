@@ -18,17 +18,7 @@ import {
 import { ReconcileError } from '../errors.js';
 import { faultArmed } from '../faults.js';
 import type { AgentRow } from './agents.js';
-import { type ChangeStamp, changeFlagsUpdate, raiseChangeFlags } from './changes.js';
-import {
-  batchWriteItems,
-  conditionalWrite,
-  documentClient,
-  keys,
-  type SweepCursor,
-  tableName,
-  withoutKeys,
-} from './client.js';
-import { type PlatformStatusRow, platformStatusUpdate, putPlatformStatus } from './platform.js';
+import { batchWriteItems, conditionalWrite, documentClient, keys, tableName, withoutKeys } from './client.js';
 import { queryAll, queryPage, queryPartition } from './query.js';
 import { knownAbsent } from './snapshot.js';
 
@@ -374,80 +364,6 @@ function refuseOversizedRouterConfig(routerKey: string, config: RouterConfig): v
   }
 }
 
-export interface RouterRequestsRow {
-  requested?: number;
-  completed?: number;
-  /** The last request that asked for the agent's fabric steps, and the last computation that ran them. */
-  fabricRequested?: number;
-  fabricCompleted?: number;
-  /**
-   * The last request that asked for a full computation of the router's entries (the sweeper's: a drift
-   * repair or a re-drive), and the last computation that made one.
-   */
-  fullRequested?: number;
-  fullCompleted?: number;
-}
-
-export async function getRouterRequests(routerKey: string): Promise<RouterRequestsRow> {
-  const { Item } = await documentClient().send(
-    new GetCommand({ TableName: tableName(), Key: keys.routerRequests(routerKey), ConsistentRead: true }),
-  );
-  return {
-    requested: Item?.requested as number | undefined,
-    completed: Item?.completed as number | undefined,
-    fabricRequested: Item?.fabricRequested as number | undefined,
-    fabricCompleted: Item?.fabricCompleted as number | undefined,
-    fullRequested: Item?.fullRequested as number | undefined,
-    fullCompleted: Item?.fullCompleted as number | undefined,
-  };
-}
-
-/**
- * Records that every request up to `seq` is covered by a finished computation (and, when it ran the
- * fabric steps or computed the entries in full, every such request up to `seq` too), with the agent's
- * platform status when it changed and the change flags the computation owes the agent: one write.
- */
-export async function markRouterRequestsCompleted(
-  routerKey: string,
-  seq: number,
-  ran: { fabric?: boolean; full?: boolean; status?: PlatformStatusRow; raise?: readonly ChangeStamp[] } = {},
-): Promise<void> {
-  const also = (['fabric', 'full'] as const).filter((part) => ran[part]).map((part) => `${part}Completed`);
-  const status = ran.status ? platformStatusUpdate(ran.status) : undefined;
-  const flags = ran.raise && ran.raise.length > 0 ? changeFlagsUpdate(ran.raise) : undefined;
-  const marked = await conditionalWrite(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.routerRequests(routerKey),
-      UpdateExpression: `SET ${[
-        ...['completed', ...also].map((name) => `${name} = :seq`),
-        ...(status ? [status.set] : []),
-        ...(flags ? [flags.set] : []),
-      ].join(', ')}`,
-      ConditionExpression: 'attribute_not_exists(completed) OR completed < :seq',
-      ...(flags ? { ExpressionAttributeNames: flags.names } : {}),
-      ExpressionAttributeValues: { ':seq': seq, ...status?.values, ...flags?.values },
-    }),
-  );
-  if (marked) return;
-  // A computation whose `completed` lost to a later one still counts for the fabric steps (or the full
-  // computation) it ran, what it found is still the agent's status, and what it wrote the agent is owed.
-  for (const name of also) {
-    await conditionalWrite(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.routerRequests(routerKey),
-        UpdateExpression: 'SET #done = :seq',
-        ConditionExpression: 'attribute_not_exists(#done) OR #done < :seq',
-        ExpressionAttributeNames: { '#done': name },
-        ExpressionAttributeValues: { ':seq': seq },
-      }),
-    );
-  }
-  if (ran.status) await putPlatformStatus(routerKey, ran.status);
-  if (flags) await raiseChangeFlags(routerKey, ran.raise!);
-}
-
 /** Deletes every entry stored under a router, then its base item (entries never outlive their base). */
 export async function deleteRouterConfig(routerKey: string): Promise<void> {
   const items = await queryAll<{ PK: string; SK: string }>({
@@ -464,30 +380,4 @@ export async function deleteRouterConfig(routerKey: string): Promise<void> {
 
 export async function deleteDefaultRouter(): Promise<void> {
   await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: keys.defaultRouter() }));
-}
-
-/**
- * Where one of the sweeper's rotating checks left off: in the agent list (`routers`, the drift check), in
- * the service list (`services`, the distribution-set and hub-entry checks), in the port claims (`ports`,
- * the orphan check) or in the hub's stored entries (`hub`); undefined: at the start.
- */
-export async function getDriftCursor(
-  check: SweepCursor = 'routers',
-): Promise<Record<string, unknown> | undefined> {
-  const { Item } = await documentClient().send(
-    new GetCommand({ TableName: tableName(), Key: keys.driftCursor(check), ConsistentRead: true }),
-  );
-  return Item?.after as Record<string, unknown> | undefined;
-}
-
-export async function putDriftCursor(
-  after: Record<string, unknown> | undefined,
-  check: SweepCursor = 'routers',
-): Promise<void> {
-  await documentClient().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...keys.driftCursor(check), ...(after ? { after } : {}), updatedAt: new Date().toISOString() },
-    }),
-  );
 }

@@ -28,6 +28,7 @@ import type * as CredentialsModule from '../../shared/store/credentials.js';
 import type * as LockModule from '../../shared/store/lock.js';
 import type * as PortsModule from '../../shared/store/ports.js';
 import type * as QueryModule from '../../shared/store/query.js';
+import type * as RouterRequestsModule from '../../shared/store/router-requests.js';
 import type * as RoutersModule from '../../shared/store/routers.js';
 import type * as ServicesModule from '../../shared/store/services.js';
 import type { ServiceRow } from '../../shared/store/services.js';
@@ -146,7 +147,9 @@ export function defineContractSuite(
     let lock: typeof LockModule;
     let agents: typeof AgentsModule;
     let applications: typeof ApplicationsModule;
-    let routers: typeof RoutersModule;
+    let routers: typeof RoutersModule & typeof RouterRequestsModule;
+    let routerConfigs: typeof RoutersModule;
+    let routerRequests: typeof RouterRequestsModule;
     let changes: typeof ChangesModule;
     let credentials: typeof CredentialsModule;
     let publishers: typeof PublishersModule;
@@ -207,7 +210,7 @@ export function defineContractSuite(
         lock,
         agents,
         applications,
-        routers,
+        routerConfigs,
         changes,
         credentials,
         publishers,
@@ -215,6 +218,7 @@ export function defineContractSuite(
         secrets,
         snapshot,
         worker,
+        routerRequests,
       ] = await Promise.all([
         import('../../shared/store/client.js'),
         import('../../shared/store/query.js'),
@@ -231,7 +235,10 @@ export function defineContractSuite(
         import('../../shared/secrets.js'),
         import('../../shared/store/snapshot.js'),
         import('../../shared/queue/worker.js'),
+        import('../../shared/store/router-requests.js'),
       ]);
+      // A router's config and its request counters, kept in two modules, under one name here.
+      routers = { ...routerConfigs, ...routerRequests };
     }, 600_000);
 
     afterAll(async () => {

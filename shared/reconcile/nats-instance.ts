@@ -1,0 +1,153 @@
+import { createHash } from 'node:crypto';
+import { config } from '../context.js';
+import { DEFAULT_NATS_PORTS, NATS_PATHS, type NatsArtefacts } from '../domain/nats-conf.js';
+import type { AgentRow } from '../store/agents.js';
+import { deleteCertificate, getCertificate } from '../store/certificates.js';
+import { type ChangeFlag, raiseChangeFlags } from '../store/changes.js';
+import { deleteMount } from '../store/mounts.js';
+import {
+  deleteNatsInstance,
+  type NatsInstanceRow,
+  type NatsMicroserviceSpec,
+  putNatsInstance,
+} from '../store/nats.js';
+import { deleteSystemUser } from '../store/nats-identities.js';
+import type { Role } from './nats.js';
+
+export const portsOf = (agent: AgentRow) => agent.natsPorts ?? DEFAULT_NATS_PORTS;
+
+/**
+ * An agent's NATS process as stored (its instance row: role, template, files, microservice) and as its
+ * Edgelet is told of it; and what goes when the process changes role or goes away.
+ */
+
+/** The NATS microservice: ports 1:1, the NATS image's environment, its mounts. */
+export function instanceRow(
+  agent: AgentRow,
+  role: Role,
+  template: string,
+  artefacts: NatsArtefacts,
+  certificates: string[],
+): NatsInstanceRow {
+  const ports = portsOf(agent);
+  const mount = (name: string, containerDestination: string, accessMode = 'ro') => ({
+    hostDestination: name,
+    containerDestination,
+    accessMode,
+    type: 'volumeMount',
+  });
+  const microservice: NatsMicroserviceSpec = {
+    application: `system-${agent.name}`,
+    imageId: config().nats.image,
+    registryId: config().nats.registryId,
+    ports: [ports.serverPort, ports.clusterPort, ports.leafPort, ports.mqttPort, ports.httpPort],
+    env: [
+      ['JETSTREAM_PREV_KEY', ''],
+      ['NATS_JWT_DIR', NATS_PATHS.jwtDir],
+      ['NATS_JWT_MOUNT_DIR', NATS_PATHS.jwtMountDir],
+      ['NATS_CREDS_DIR', NATS_PATHS.credsDir],
+      ['NATS_SYS_USER_CRED_PATH', `${NATS_PATHS.credsDir}/${artefacts.credsKey}`],
+      ['NATS_TLS_DIR', NATS_PATHS.tlsDir],
+      ['NATS_CERT_NAME', artefacts.serverCertificate],
+      ['NATS_MQTT_CERT_NAME', artefacts.mqttCertificate],
+      ['NATS_CONF', `${NATS_PATHS.configDir}/server.conf`],
+      ['NATS_SERVER_PORT', String(ports.serverPort)],
+      ['NATS_LEAF_PORT', String(ports.leafPort)],
+      ['NATS_CLUSTER_PORT', String(ports.clusterPort)],
+      ['NATS_MQTT_PORT', String(ports.mqttPort)],
+      ['NATS_HTTP_PORT', String(ports.httpPort)],
+      ['NATS_MONITOR_PORT', String(ports.httpPort)],
+      ['NATS_JETSTREAM_STORE_DIR', NATS_PATHS.dataDir],
+      ['NATS_SERVER_MODE', role === 'leaf' ? 'leaf' : 'server'],
+    ].map(([key, value]) => ({ key: key!, value: value! })),
+    volumeMappings: [
+      {
+        hostDestination: `${agent.name}-nats-jetstream`,
+        containerDestination: NATS_PATHS.dataDir,
+        accessMode: 'rw',
+        type: 'volume',
+      },
+      mount(artefacts.configMount, NATS_PATHS.configDir),
+      mount(artefacts.jwtMount, NATS_PATHS.jwtMountDir, 'rw'),
+      mount(artefacts.serverCertificate, `${NATS_PATHS.tlsDir}/${artefacts.serverCertificate}`),
+      mount(artefacts.mqttCertificate, `${NATS_PATHS.tlsDir}/${artefacts.mqttCertificate}`),
+      mount(artefacts.credsMount, NATS_PATHS.credsDir),
+    ],
+    jetstreamKeyMount: artefacts.jetstreamKey,
+  };
+  return {
+    agentUuid: agent.uuid,
+    role,
+    template,
+    certificates,
+    mounts: [artefacts.configMount, artefacts.jwtMount, artefacts.credsMount, artefacts.jetstreamKey],
+    users: [artefacts.user],
+    microservice,
+    specHash: createHash('sha256').update(JSON.stringify(microservice)).digest('hex'),
+    rebuildSeq: 0,
+    updatedAt: new Date().toISOString(),
+  };
+}
+
+/**
+ * Tells the agent what changed: its files (`volumeMounts`), its microservice (`microserviceList`), and,
+ * when files of a running NATS process changed, a rebuild (NATS reads its files only when it starts).
+ * The rebuild is a change-counter stamp, so a lost response cannot lose it (it holds until acknowledged).
+ */
+export async function deliver(
+  agentUuid: string,
+  previous: NatsInstanceRow | undefined,
+  next: NatsInstanceRow,
+  filesChanged: boolean,
+): Promise<void> {
+  const specChanged = previous?.specHash !== next.specHash || previous.role !== next.role;
+  // The agent re-reads its mounts when a file changed, and its microservices (a rebuild of a running
+  // NATS process, stamped in the instance) when its spec or a file did.
+  const listChanged = specChanged || (previous !== undefined && filesChanged);
+  const flags: ChangeFlag[] = [
+    ...(filesChanged ? (['volumeMounts'] as const) : []),
+    ...(listChanged ? (['microserviceList'] as const) : []),
+  ];
+  let rebuildSeq = previous?.rebuildSeq ?? 0;
+  if (flags.length > 0) {
+    const stamp = await raiseChangeFlags(agentUuid, flags);
+    if (previous && listChanged) rebuildSeq = stamp;
+  }
+  const row = { ...next, rebuildSeq };
+  const same =
+    previous &&
+    previous.specHash === row.specHash &&
+    previous.template === row.template &&
+    previous.rebuildSeq === row.rebuildSeq &&
+    JSON.stringify([previous.certificates, previous.mounts, previous.users, previous.role]) ===
+      JSON.stringify([row.certificates, row.mounts, row.users, row.role]);
+  if (!same) await putNatsInstance(row);
+}
+
+/** What the previous NATS process had and the new one does not (a role or name change). */
+export async function removeStaleArtefacts(previous: NatsInstanceRow | undefined, next: NatsInstanceRow) {
+  if (!previous) return;
+  for (const name of previous.mounts.filter((mount) => !next.mounts.includes(mount))) await deleteMount(name);
+  for (const name of previous.users.filter((user) => !next.users.includes(user)))
+    await deleteSystemUser(name);
+  for (const name of previous.certificates.filter(
+    (certificate) => !next.certificates.includes(certificate),
+  )) {
+    await deleteOwnedCertificate(name, previous.agentUuid);
+  }
+}
+
+/** natsMode none, or the agent is gone: nothing of its NATS process stays. */
+export async function removeNatsInstance(instance: NatsInstanceRow, agentExists: boolean): Promise<void> {
+  for (const name of instance.mounts) await deleteMount(name);
+  for (const name of instance.users) await deleteSystemUser(name);
+  for (const name of instance.certificates) await deleteOwnedCertificate(name, instance.agentUuid);
+  await deleteNatsInstance(instance.agentUuid);
+  if (agentExists) {
+    await raiseChangeFlags(instance.agentUuid, ['microserviceList', 'volumeMounts']);
+  }
+}
+
+export async function deleteOwnedCertificate(name: string, agentUuid: string): Promise<void> {
+  if ((await getCertificate(name))?.agentUuid === agentUuid) await deleteCertificate(name);
+}

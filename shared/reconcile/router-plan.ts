@@ -1,0 +1,391 @@
+import { config } from '../context.js';
+import { DEFAULT_ROUTER_PORTS } from '../domain/agent-schema.js';
+import {
+  DEFAULT_ROUTER,
+  hubRouterKey,
+  listenerSetsOfAgent,
+  type PlacedMicroservice,
+  type RouterEntries,
+  type RouterView,
+  serviceSiteKey,
+  storedEntriesFor,
+} from '../domain/placement.js';
+import {
+  applyDesiredBridges,
+  applyRouterSite,
+  canonicalJson,
+  composeRouterConfig,
+  type DesiredBridges,
+  initialRouterConfig,
+  type RouterConfig,
+  sameRouterConfig,
+} from '../domain/router-config.js';
+import { incompleteRouterConfig, routerContainer, routerStartDigest } from '../domain/router-microservice.js';
+import { connectorName, listenerName } from '../domain/router-objects.js';
+import {
+  agentCertificateToken,
+  buildRouterSiteConfig,
+  routerCertificateSpecs,
+  type Upstream,
+} from '../domain/router-site.js';
+import { type AgentRow, getAgentRow } from '../store/agents.js';
+import { getMicroservice } from '../store/applications.js';
+import { getCertificate } from '../store/certificates.js';
+import { batchGetItems, keys } from '../store/client.js';
+import {
+  type DefaultRouterRow,
+  entriesFromItems,
+  entryChanges,
+  getRouterConfig,
+  type RouterBaseParts,
+  type RouterConfigRow,
+  readStoredRouter,
+  serviceEntryKeys,
+} from '../store/routers.js';
+import { listServicesByHub, listServicesBySite, type ServiceRow } from '../store/services.js';
+
+/**
+ * What a router should hold, from the store: the router as placement sees it, its own part (identity,
+ * links, TLS) and the entries stored under it, and what its stored parts become (a plan). Reads only;
+ * writing a plan is router-write.ts's, comparing one with what is stored for the sweeper is drift.ts's.
+ */
+
+/** A router as placement sees it, with the whole agent row behind it (its site config needs it all). */
+export interface ManagedRouter extends RouterView {
+  agent?: AgentRow;
+}
+
+/** The router placement reasons about, or undefined when there is no config to manage. */
+export async function routerView(
+  routerKey: string,
+  defaultRouter: DefaultRouterRow | undefined,
+  knownAgent?: AgentRow,
+): Promise<ManagedRouter | undefined> {
+  const hubKey = hubRouterKey(defaultRouter);
+  const tagPrefix = config().serviceAnnotationTag;
+  if (routerKey === DEFAULT_ROUTER) {
+    return hubKey === DEFAULT_ROUTER ? { key: routerKey, hubKey, tagPrefix } : undefined;
+  }
+  const agent = knownAgent ?? (await getAgentRow(routerKey));
+  if (!agent || agent.routerMode === 'none') return undefined;
+  return { key: routerKey, hubKey, agent, tagPrefix };
+}
+
+export const isKubernetesHub = (router: RouterView) =>
+  router.key === DEFAULT_ROUTER && config().controlPlane === 'kubernetes';
+
+/** One service's entries under one router, as read together with the router's base item. */
+export interface StoredServiceEntries {
+  row: RouterConfigRow | undefined;
+  entries: DesiredBridges;
+}
+
+/** The router's base item and the service's two entries, in one batch read. */
+export async function readServiceEntries(
+  routerKey: string,
+  serviceName: string,
+): Promise<StoredServiceEntries> {
+  const entryKeys = serviceEntryKeys(routerKey, serviceName);
+  const found = await batchGetItems<Record<string, unknown>>([
+    keys.routerConfig(routerKey),
+    entryKeys.listener,
+    entryKeys.connector,
+  ]);
+  return {
+    row: found.get(0) as RouterConfigRow | undefined,
+    entries: entriesFromItems(found.get(1), found.get(2)),
+  };
+}
+
+export async function backendOf(
+  router: ManagedRouter,
+  service: ServiceRow,
+  known: { microservice?: PlacedMicroservice },
+): Promise<PlacedMicroservice | undefined> {
+  if (service.type !== 'microservice') return undefined;
+  if (serviceSiteKey(service, router.hubKey) !== router.key) return undefined;
+  return known.microservice ?? (await getMicroservice(service.resource));
+}
+
+/**
+ * The entries a service's row (absent: a service that is gone) wants stored under a router: its hub
+ * listener and its connector, with the backend it dials as it is now (`known`: already read).
+ */
+export async function wantedEntries(
+  router: ManagedRouter,
+  row: ServiceRow | undefined,
+  known: { microservice?: PlacedMicroservice } = {},
+): Promise<RouterEntries> {
+  return row ? storedEntriesFor(router, row, await backendOf(router, row, known)) : {};
+}
+
+export function entriesOf(document: RouterConfig | undefined, serviceName: string): RouterEntries {
+  const listener = document?.bridges?.tcpListeners?.[listenerName(serviceName)];
+  const connector = document?.bridges?.tcpConnectors?.[connectorName(serviceName)];
+  return { ...(listener ? { listener } : {}), ...(connector ? { connector } : {}) };
+}
+
+/**
+ * What placement reads of a router besides the store's services: the hub key and its agent's router
+ * mode. Its entries are a function of these; a change to anything else of the agent leaves them be.
+ */
+export const placementBasis = (router: ManagedRouter) =>
+  `hub=${router.hubKey ?? ''};mode=${router.agent?.routerMode ?? 'standalone'}`;
+
+/**
+ * A router's stored parts, and what they become with what the store says it should hold: an agent's own
+ * part (identity, links, TLS, the distribution sets it selects) and the entries stored under it. With
+ * `bridges: 'if-moved'` the entries are left as stored when they were last computed for the router as it
+ * is (`bridgesFor`): only the base item is read and compared, not every service (`partial`).
+ */
+export async function plannedRouterConfig(
+  router: ManagedRouter,
+  defaultRouter: DefaultRouterRow | undefined,
+  options: { site: boolean; bridges: 'full' | 'if-moved' } = { site: true, bridges: 'full' },
+) {
+  const bridgesFor = placementBasis(router);
+  const selects = router.agent ? listenerSetsOfAgent(router.agent, router.tagPrefix) : [];
+  if (options.bridges === 'if-moved') {
+    const row = await getRouterConfig(router.key);
+    if (row?.bridgesFor === bridgesFor) {
+      const site = router.agent && options.site ? await desiredSite(router.agent, defaultRouter) : undefined;
+      const next = site ? applyRouterSite(row.config, site.config) : row.config;
+      const none: DesiredBridges = { listeners: [], connectors: [] };
+      const start = startOf(router, row, next, site?.certificates);
+      const changed =
+        !sameRouterConfig(row.config, next) ||
+        canonicalJson(row.selects ?? []) !== canonicalJson(selects) ||
+        start.changed;
+      return {
+        stored: { row, entries: none },
+        next,
+        desired: none,
+        changes: { put: [], remove: [] },
+        changed,
+        parts: { selects, bridgesFor, ...start.parts },
+        restart: start.restart,
+        partial: true,
+      };
+    }
+  }
+  const [wanted, stored] = await Promise.all([desiredBridges(router), readStoredRouter(router.key)]);
+  const desired = await withoutLaggingRemovals(router, stored.entries, wanted);
+  // A router without a stored config always gets its site part; otherwise only when it may have moved.
+  const site =
+    router.agent && (options.site || !stored.row)
+      ? await desiredSite(router.agent, defaultRouter)
+      : undefined;
+  const base = stored.row?.config ?? initialRouterConfig(router.key === router.hubKey);
+  const stripped = applyDesiredBridges(base, { listeners: [], connectors: [] });
+  const next = applyDesiredBridges(site ? applyRouterSite(base, site.config) : base, {
+    listeners: [],
+    connectors: [],
+  });
+  const changes = entryChanges(stored.entries, desired);
+  const start = startOf(router, stored.row, next, site?.certificates);
+  const changed =
+    changes.put.length > 0 ||
+    changes.remove.length > 0 ||
+    !sameRouterConfig(stripped, next) ||
+    // The managed entries an older layout kept inside the base item go once it is rewritten.
+    !sameRouterConfig(stripped, base) ||
+    (!!stored.row && canonicalJson(stored.row.selects ?? []) !== canonicalJson(selects)) ||
+    (!!stored.row && stored.row.bridgesFor !== bridgesFor) ||
+    start.changed ||
+    (!stored.row && (selects.length > 0 || desired.listeners.length + desired.connectors.length > 0));
+  return {
+    stored,
+    next,
+    desired,
+    changes,
+    changed,
+    parts: { selects, bridgesFor, ...start.parts },
+    restart: start.restart,
+    partial: false,
+  };
+}
+
+/**
+ * What an agent's router starts with, as a plan leaves it (`routerStartDigest`), when the plan computed
+ * its site part (`certificates`: the ones it holds); otherwise as stored. A router whose start moved
+ * away from the one its agent was last told of owes a rebuild; a router's first config owes none (its
+ * container is created from it).
+ */
+export function startOf(
+  router: ManagedRouter,
+  row: RouterConfigRow | undefined,
+  next: RouterConfig,
+  certificates: readonly string[] | undefined,
+): {
+  parts: Pick<RouterBaseParts, 'startDigest' | 'startDigestTold'>;
+  changed: boolean;
+  restart?: { digest: string };
+} {
+  const agent = router.agent;
+  if (!agent || agent.routerMode === 'none' || certificates === undefined) {
+    const parts = {
+      ...(row?.startDigest ? { startDigest: row.startDigest } : {}),
+      ...(row?.startDigestTold ? { startDigestTold: row.startDigestTold } : {}),
+    };
+    return { parts, changed: false };
+  }
+  const container = routerContainer(
+    { ...agent, routerMode: agent.routerMode },
+    certificates,
+    config().router,
+  );
+  const digest = routerStartDigest(next, container);
+  // No router runs from a config it could not run (it is not listed): its first one is a fresh start.
+  const needed = routerCertificateSpecs(agent).map((spec) => spec.name);
+  const ran =
+    !!row &&
+    !incompleteRouterConfig(
+      row.config,
+      { uuid: agent.uuid, routerMode: agent.routerMode },
+      new Set(needed),
+      needed,
+    );
+  // A base written before digests were kept started its router from its stored config.
+  const told = ran
+    ? (row.startDigestTold ?? row.startDigest ?? routerStartDigest(row.config, container))
+    : digest;
+  return {
+    parts: { startDigest: digest, startDigestTold: told },
+    changed: !!row && (row.startDigest !== digest || row.startDigestTold !== told),
+    ...(told !== digest ? { restart: { digest } } : {}),
+  };
+}
+
+/** The router's config as a plan leaves it; undefined when the plan did not read its entries. */
+export function viewOf(planned: Awaited<ReturnType<typeof plannedRouterConfig>>): RouterConfig | undefined {
+  return planned.partial ? undefined : composeRouterConfig(planned.next, planned.desired, []);
+}
+
+/**
+ * The index queries behind `desiredBridges` may lag the table: an entry they would remove stays while the
+ * service's row, read consistently, still places something of it here (the service's own reconcile writes
+ * it exactly).
+ */
+export async function withoutLaggingRemovals(
+  router: ManagedRouter,
+  stored: DesiredBridges,
+  wanted: DesiredBridges,
+): Promise<DesiredBridges> {
+  const wantedNames = new Set([...wanted.listeners, ...wanted.connectors].map((entry) => entry.name));
+  const leaving = [...stored.listeners, ...stored.connectors].filter((entry) => !wantedNames.has(entry.name));
+  const names = [...new Set(leaving.map((entry) => entry.address))];
+  if (names.length === 0) return wanted;
+  const rows = await batchGetItems<ServiceRow>(names.map((name) => keys.service(name)));
+  const kept: DesiredBridges = { listeners: [...wanted.listeners], connectors: [...wanted.connectors] };
+  for (const row of rows.values()) {
+    const placed = await wantedEntries(router, row);
+    if (placed.listener) kept.listeners.push(placed.listener);
+    if (placed.connector) kept.connectors.push(placed.connector);
+  }
+  return kept;
+}
+
+/**
+ * An agent router's own part of its config: its identity and mode, the management and TLS listeners,
+ * a link to each upstream router it can dial, and a TLS profile per certificate it holds (`certificates`,
+ * the names of those it holds, in the order its router mounts them).
+ */
+export async function desiredSite(agent: AgentRow, defaultRouter: DefaultRouterRow | undefined) {
+  if (agent.routerMode === 'none') return undefined;
+  const specs = routerCertificateSpecs(agent);
+  const [held, upstreams] = await Promise.all([
+    Promise.all(specs.map((spec) => getCertificate(spec.name))),
+    upstreamsOf(agent, defaultRouter),
+  ]);
+  const certificates = specs.filter((_, i) => held[i]?.agentUuid === agent.uuid).map((spec) => spec.name);
+  const site = buildRouterSiteConfig({
+    agent: {
+      uuid: agent.uuid,
+      token: agentCertificateToken(agent.name),
+      routerMode: agent.routerMode,
+      messagingPort: agent.messagingPort ?? DEFAULT_ROUTER_PORTS.messagingPort,
+      interRouterPort: agent.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
+      edgeRouterPort: agent.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
+    },
+    upstreams,
+    certificates: new Set(certificates),
+    namespace: config().controllerNamespace,
+  });
+  return { config: site, certificates };
+}
+
+/**
+ * The routers an agent dials: `default-router` is the default router as registered (the system agent's
+ * router, or the one PUT /api/v3/router describes), any other key an interior agent with a host.
+ */
+export async function upstreamsOf(
+  agent: AgentRow,
+  defaultRouter: DefaultRouterRow | undefined,
+): Promise<Upstream[]> {
+  const upstreams: Upstream[] = [];
+  for (const key of agent.upstreamRouters) {
+    if (key === DEFAULT_ROUTER) {
+      const hubKey = hubRouterKey(defaultRouter);
+      if (!defaultRouter || !hubKey || hubKey === agent.uuid) continue;
+      upstreams.push({ key: hubKey, host: defaultRouter.host, ...pick(defaultRouter) });
+      continue;
+    }
+    const upstream = await getAgentRow(key);
+    if (!upstream?.host || upstream.routerMode !== 'interior' || upstream.uuid === agent.uuid) continue;
+    upstreams.push({ key: upstream.uuid, host: upstream.host, ...pick(upstream) });
+  }
+  return upstreams;
+}
+
+export const pick = (router: { interRouterPort: number | null; edgeRouterPort: number | null }) => ({
+  interRouterPort: router.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
+  edgeRouterPort: router.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
+});
+
+/**
+ * The bridge entries stored under a router, computed from the store alone: listeners for the services
+ * it is hub for, connectors for the services whose backend it reaches. The listeners its tags select
+ * live in the distribution sets, not here.
+ */
+export async function desiredBridges(router: RouterView): Promise<DesiredBridges> {
+  const services = await candidateServices(router);
+  const microservices = await backendMicroservices(router, services);
+  const entries = services.map((service) =>
+    storedEntriesFor(router, service, microservices.get(service.resource)),
+  );
+  return {
+    listeners: entries.flatMap((entry) => (entry.listener ? [entry.listener] : [])),
+    connectors: entries.flatMap((entry) => (entry.connector ? [entry.connector] : [])),
+  };
+}
+
+/** Every service that may store something under the router: the ones it is hub or connector site for. */
+export async function candidateServices(router: RouterView): Promise<ServiceRow[]> {
+  // The hub answers for services bridged to `default-router` as well as to its own key.
+  const keys =
+    router.key === router.hubKey && router.key !== DEFAULT_ROUTER
+      ? [router.key, DEFAULT_ROUTER]
+      : [router.key];
+  // Only an interior router (or the hub) can be a service's bridge; an edge router is never asked.
+  const canBridge = !router.agent || router.agent.routerMode === 'interior' || router.key === router.hubKey;
+  const lists = await Promise.all([
+    ...(canBridge ? keys.map((key) => listServicesByHub(key)) : []),
+    ...keys.map((key) => listServicesBySite(key)),
+  ]);
+  const byName = new Map<string, ServiceRow>();
+  for (const service of lists.flat()) byName.set(service.name, service);
+  return [...byName.values()];
+}
+
+/** The microservices behind this router's microservice connectors, as they are now. */
+export async function backendMicroservices(
+  router: RouterView,
+  services: ServiceRow[],
+): Promise<Map<string, PlacedMicroservice>> {
+  const uuids = services
+    .filter((service) => service.type === 'microservice')
+    .filter((service) => serviceSiteKey(service, router.hubKey) === router.key)
+    .map((service) => service.resource);
+  const rows = await Promise.all([...new Set(uuids)].map((uuid) => getMicroservice(uuid)));
+  return new Map(rows.flatMap((row) => (row ? [[row.uuid, row] as const] : [])));
+}
