@@ -1,9 +1,8 @@
 import { z } from 'zod';
+import { getAgent, listAgents } from '../../shared/commands/agent-views.js';
 import {
   createAgent,
   deleteAgent,
-  getAgent,
-  listAgents,
   requestAgentReconcile,
   updateAgent,
 } from '../../shared/commands/agents.js';

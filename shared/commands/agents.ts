@@ -6,27 +6,20 @@ import {
   type NatsMode,
   type PatchAgentBody,
 } from '../domain/agent-schema.js';
-import { nearMissDistributionTags } from '../domain/distribution.js';
 import { DEFAULT_NATS_HUB, DEFAULT_NATS_PORTS, normalizeStoreSize } from '../domain/nats-conf.js';
-import { DEFAULT_ROUTER, routerMicroserviceUuid } from '../domain/placement.js';
+import { DEFAULT_ROUTER } from '../domain/placement.js';
 import { type NamedPort, portSetProblem } from '../domain/port-set.js';
 import type { RouterMode } from '../domain/router-objects.js';
 import { natsCertificateSpecs, routerCertificateSpecs } from '../domain/router-site.js';
-import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, ContentionError, ValidationError } from '../errors.js';
 import { askRouterReconciles } from '../queue/publishers.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
-import {
-  type AgentStatusRow,
-  deleteAgentReports,
-  getAgentStatus,
-  getAgentStatuses,
-} from '../store/agent-reports.js';
+import { deleteAgentReports } from '../store/agent-reports.js';
 import {
   type AgentRow,
   claimSystemAgent,
   deleteAgentRow,
   getAgentRow,
-  getAgentRows,
   getAgentUuidByName,
   hasAnyAgent,
   listAgentRows,
@@ -37,216 +30,24 @@ import {
 import { listMicroservicesByAgent } from '../store/applications.js';
 import { forgetApplied, getApplied } from '../store/applied.js';
 import { deleteCertificatesOf } from '../store/certificates.js';
-import { changeStateOf } from '../store/changes.js';
-import { deleteAgentCredentials, getProvisionedArchitecture } from '../store/credentials.js';
+import { deleteAgentCredentials } from '../store/credentials.js';
 import { getNatsHub, putNatsHub, putNatsHubIfAbsent, releaseNatsHub } from '../store/nats.js';
 import { forgetPendingSites } from '../store/pending-sites.js';
-import { deletePlatformStatus, getRequestRecords, platformStatusOf } from '../store/platform.js';
-import {
-  forgetReference,
-  recordReference,
-  referenceTarget,
-  referencingSources,
-  touchTarget,
-} from '../store/references.js';
+import { deletePlatformStatus } from '../store/platform.js';
 import { deleteDefaultRouter, getDefaultRouter, putDefaultRouterIfAbsent } from '../store/routers.js';
 import { listServicesByHub, listServicesBySite } from '../store/services.js';
 import { syncTokenIndex } from '../store/token-index.js';
+import { requireAgent, tagWarnings } from './agent-views.js';
 import { removeMicroservice } from './microservices.js';
+import {
+  forgetNatsServers,
+  leavesOf,
+  natsServersOf,
+  notNatsServer,
+  referenceNatsServers,
+} from './nats-references.js';
 import { findAgent } from './resolve.js';
 import { followSystemAgentRouter } from './router.js';
-
-export interface AgentView extends AgentHealth {
-  uuid: string;
-  name: string;
-  host: string | null;
-  tags: string[];
-  routerMode: RouterMode;
-  messagingPort: number | null;
-  interRouterPort: number | null;
-  edgeRouterPort: number | null;
-  upstreamRouters: string[];
-  isSystem: boolean;
-  natsMode: NatsMode;
-  natsServerPort: number;
-  natsClusterPort: number;
-  natsLeafPort: number;
-  natsMqttPort: number;
-  natsHttpPort: number;
-  jsStorageSize: string;
-  jsMemoryStoreSize: string;
-  upstreamNatsServers: string[];
-  /** The architecture: reported at provisioning, else declared (0 unknown, 1 amd64, 2 arm64, 3 riscv64, 4 arm). */
-  fogTypeId: number;
-  /** How far its router fabric (CAs, certificates, site config) is provisioned, and what it waits for. */
-  platformStatus: { phase: 'pending' | 'ready'; message: string | null };
-  /**
-   * Where its router stands (null without one): the change counter value of the last change to its
-   * router config, the value the agent acknowledged, whether a change its running router reads only at
-   * start waits for a rebuild, and when the agent was last heard from. On an agent's own read.
-   */
-  router?: {
-    configVersion: number;
-    acknowledgedVersion: number;
-    rebuildPending: boolean;
-    lastSeen: string | null;
-  } | null;
-  /** Present when a tag looks like a distribution tag but selects nothing. */
-  warnings?: string[];
-}
-
-/**
- * What the agent last reported with PUT /agent/status, in the reference's field names and the types the
- * Go SDK decodes (integers where it reads int64), and its router's health from the same report.
- */
-export interface AgentHealth {
-  /** When the last status arrived (epoch ms); null before the first. */
-  lastActive: number | null;
-  daemonStatus: string;
-  daemonOperatingDuration: number | null;
-  lastStatusTime: number | null;
-  ipAddress: string;
-  ipAddressExternal: string;
-  version: string;
-  memoryUsage: number | null;
-  diskUsage: number | null;
-  cpuUsage: number | null;
-  warningMessage: string;
-  /** The router microservice as the agent reports it (`microserviceStatus`), or null. */
-  routerStatus: { status: string; healthStatus: string } | null;
-}
-
-const text = (value: unknown): string => (typeof value === 'string' ? value : '');
-const integer = (value: unknown): number | null =>
-  typeof value === 'number' && Number.isFinite(value) ? Math.round(value) : null;
-const decimal = (value: unknown): number | null =>
-  typeof value === 'number' && Number.isFinite(value) ? value : null;
-
-/** The router's entry in Edgelet's `microserviceStatus` (a JSON string of an array). */
-function routerHealth(report: Record<string, unknown>, agentUuid: string): AgentHealth['routerStatus'] {
-  if (typeof report.microserviceStatus !== 'string') return null;
-  try {
-    const entries: unknown = JSON.parse(report.microserviceStatus);
-    if (!Array.isArray(entries)) return null;
-    const router = entries.find(
-      (entry): entry is Record<string, unknown> =>
-        !!entry &&
-        typeof entry === 'object' &&
-        (entry as { id?: unknown }).id === routerMicroserviceUuid(agentUuid),
-    );
-    return router ? { status: text(router.status), healthStatus: text(router.healthStatus) } : null;
-  } catch {
-    return null;
-  }
-}
-
-export function toAgentHealth(agentUuid: string, status: AgentStatusRow | undefined): AgentHealth {
-  const report = status?.status ?? {};
-  return {
-    lastActive: status?.lastActive ?? null,
-    daemonStatus: text(report.daemonStatus) || (status ? '' : 'UNKNOWN'),
-    daemonOperatingDuration: integer(report.daemonOperatingDuration),
-    lastStatusTime: integer(report.lastStatusTime),
-    ipAddress: text(report.ipAddress),
-    ipAddressExternal: text(report.ipAddressExternal),
-    version: text(report.version),
-    memoryUsage: decimal(report.memoryUsage),
-    diskUsage: decimal(report.diskUsage),
-    cpuUsage: decimal(report.cpuUsage),
-    warningMessage: text(report.warningMessage),
-    routerStatus: routerHealth(report, agentUuid),
-  };
-}
-
-export function toAgentView(
-  row: AgentRow,
-  status?: AgentStatusRow,
-  architecture?: number,
-  requests?: Record<string, unknown>,
-  options: { router?: boolean } = {},
-): AgentView {
-  const platform = platformStatusOf(requests);
-  const changes = changeStateOf(requests);
-  const view: AgentView = {
-    uuid: row.uuid,
-    name: row.name,
-    host: row.host,
-    tags: row.tags,
-    routerMode: row.routerMode,
-    messagingPort: row.messagingPort,
-    interRouterPort: row.interRouterPort,
-    edgeRouterPort: row.edgeRouterPort,
-    upstreamRouters: row.upstreamRouters,
-    isSystem: row.isSystem,
-    natsMode: row.natsMode,
-    ...natsView(row),
-    fogTypeId: architecture ?? row.fogTypeId ?? 0,
-    // Until the first fog reconcile has run, the fabric is on its way.
-    platformStatus: { phase: platform?.phase ?? 'pending', message: platform?.message ?? null },
-    ...(options.router
-      ? {
-          router:
-            row.routerMode === 'none'
-              ? null
-              : {
-                  configVersion: changes.configChanged,
-                  acknowledgedVersion: changes.acknowledged,
-                  rebuildPending: changes.rebuildRouter,
-                  lastSeen: status ? new Date(status.lastActive).toISOString() : null,
-                },
-        }
-      : {}),
-    ...toAgentHealth(row.uuid, status),
-  };
-  const warnings = tagWarnings(row.tags);
-  if (warnings.length > 0) view.warnings = warnings;
-  return view;
-}
-
-function natsView(row: AgentRow) {
-  const ports = row.natsPorts ?? DEFAULT_NATS_PORTS;
-  return {
-    natsServerPort: ports.serverPort,
-    natsClusterPort: ports.clusterPort,
-    natsLeafPort: ports.leafPort,
-    natsMqttPort: ports.mqttPort,
-    natsHttpPort: ports.httpPort,
-    jsStorageSize: row.jsStorageSize ?? '10g',
-    jsMemoryStoreSize: row.jsMemoryStoreSize ?? '1g',
-    upstreamNatsServers: row.upstreamNatsServers ?? [],
-  };
-}
-
-function tagWarnings(tags: string[]): string[] {
-  const prefix = config().serviceAnnotationTag;
-  return nearMissDistributionTags(tags, prefix).map(
-    (tag) =>
-      `Tag ${JSON.stringify(tag)} selects no services: a distribution tag is written "${prefix}: <token>" with one space after the colon`,
-  );
-}
-
-export async function listAgents(): Promise<AgentView[]> {
-  const rows = await listAgentRows();
-  const uuids = rows.map((row) => row.uuid);
-  const [statuses, requests] = await Promise.all([getAgentStatuses(uuids), getRequestRecords(uuids)]);
-  return rows.map((row) => toAgentView(row, statuses.get(row.uuid), undefined, requests.get(row.uuid)));
-}
-
-export async function getAgent(uuid: string): Promise<AgentView> {
-  const row = await requireAgent(uuid);
-  const [status, architecture, requests] = await Promise.all([
-    getAgentStatus(uuid),
-    getProvisionedArchitecture(uuid),
-    getRequestRecords([uuid]),
-  ]);
-  return toAgentView(row, status, architecture, requests.get(uuid), { router: true });
-}
-
-async function requireAgent(uuid: string): Promise<AgentRow> {
-  const row = await getAgentRow(uuid);
-  if (!row) throw new NotFoundError(`Agent with uuid ${uuid} not found`);
-  return row;
-}
 
 /**
  * Creates an agent. On an empty remote control plane the first agent is promoted to the system agent
@@ -529,7 +330,7 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
       natsServersOf(row).filter((server) => !natsServersOf(next).includes(server)),
     );
     await askRouterReconciles(
-      [uuid, ...(await routersDialing(row, next)), ...(await natsHubFollowing(row, next))],
+      [uuid, ...(await updateDefaultRouterFor(row, next)), ...(await updateNatsHubFor(row, next))],
       { agents: { [uuid]: next } },
     );
   }, agentContention(uuid));
@@ -619,11 +420,11 @@ function changedUpstreams(
 }
 
 /**
- * On a remote control plane the NATS hub record follows the hub agent's host and NATS ports when they
- * change (as the default router follows its router); every NATS agent dials or routes to it, so all of
- * them re-render.
+ * Writes the NATS hub record after its agent changed: on a remote control plane it follows the hub
+ * agent's host and NATS ports (as the default router follows its router). Returns the agents to
+ * re-render: every NATS agent dials or routes to the hub.
  */
-async function natsHubFollowing(before: AgentRow, after: AgentRow): Promise<string[]> {
+async function updateNatsHubFor(before: AgentRow, after: AgentRow): Promise<string[]> {
   const ports = after.natsPorts ?? DEFAULT_NATS_PORTS;
   const moved =
     before.host !== after.host ||
@@ -638,11 +439,11 @@ async function natsHubFollowing(before: AgentRow, after: AgentRow): Promise<stri
 }
 
 /**
- * The routers whose links embed this agent's router (its host, ports or mode changed): the agents that
- * list it as an upstream, and, when it is the default router, those that dial the default router. The
- * default router's record follows the system agent's router.
+ * Writes the default router's record when this agent runs it (it follows the system agent's router),
+ * and returns the routers whose links embed this agent's router (its host, ports or mode changed): the
+ * agents that list it as an upstream and, when it is the default router, those that dial that.
  */
-async function routersDialing(before: AgentRow, after: AgentRow): Promise<string[]> {
+async function updateDefaultRouterFor(before: AgentRow, after: AgentRow): Promise<string[]> {
   const moved =
     before.host !== after.host ||
     before.routerMode !== after.routerMode ||
@@ -668,50 +469,6 @@ const agentContention = (uuid: string) => ({
   exhausted: () => new ContentionError(`Agent ${uuid} is being changed concurrently; retry the request`),
 });
 
-const notNatsServer = (reference: string) =>
-  new ValidationError(
-    `Field 'upstreamNatsServers': ${JSON.stringify(reference)} is not a NATS server (an agent with natsMode server, or ${DEFAULT_NATS_HUB})`,
-  );
-
-/** The NATS servers (agent uuids) a leaf links to; the NATS hub is not an agent. */
-const natsServersOf = (row: Pick<AgentRow, 'upstreamNatsServers'> | undefined) =>
-  (row?.upstreamNatsServers ?? []).filter((server) => server !== DEFAULT_NATS_HUB);
-
-/**
- * A leaf's references to the servers it newly links to, made after its row is written (see
- * store/references.ts): each recorded under the server, then the server touched on condition it is
- * still a NATS server. Returns the servers that no longer are (or are gone); their references are undone.
- */
-async function referenceNatsServers(leaf: AgentRow, before: AgentRow | undefined): Promise<string[]> {
-  const refused: string[] = [];
-  for (const server of natsServersOf(leaf).filter((uuid) => !natsServersOf(before).includes(uuid))) {
-    await recordReference(referenceTarget.agent(server), 'nats-upstream', leaf.uuid);
-    const touched = await touchTarget(referenceTarget.agent(server), {
-      expression: 'natsMode = :server',
-      values: { ':server': 'server' },
-    });
-    if (touched) continue;
-    await forgetReference(referenceTarget.agent(server), 'nats-upstream', leaf.uuid);
-    refused.push(server);
-  }
-  return refused;
-}
-
-async function forgetNatsServers(leaf: string, servers: readonly string[]): Promise<void> {
-  for (const server of servers) await forgetReference(referenceTarget.agent(server), 'nats-upstream', leaf);
-}
-
-/** A leaf change that named a server that is gone is undone: its links are what they were. */
-async function restoreNatsServers(uuid: string, servers: string[]): Promise<void> {
-  await retryOnConflict(async () => {
-    const row = await getAgentRow(uuid);
-    if (!row) return;
-    const next = { ...row, upstreamNatsServers: servers, generation: row.generation + 1 };
-    if (!(await replaceAgentRow(next, row))) return CONFLICT;
-    await askRouterReconciles([uuid]);
-  }, agentContention(uuid));
-}
-
 /** An agent whose creation could not complete (a server it links to is gone) goes again. */
 async function removeNewAgent(row: AgentRow): Promise<void> {
   await retryOnConflict(async () => {
@@ -720,13 +477,6 @@ async function removeNewAgent(row: AgentRow): Promise<void> {
     if (!(await deleteAgentRow(current))) return CONFLICT;
     await forgetNatsServers(row.uuid, natsServersOf(row));
   }, agentContention(row.uuid));
-}
-
-/** The leaves that link to a NATS server, found by their reference items (read consistently). */
-async function leavesOf(server: AgentRow): Promise<AgentRow[]> {
-  const sources = await referencingSources(referenceTarget.agent(server.uuid), 'nats-upstream');
-  const rows = await getAgentRows(sources);
-  return [...rows.values()].filter((row) => row.upstreamNatsServers?.includes(server.uuid));
 }
 
 /** A NATS server that leaves link to stays a server (they would lose their upstream). */
@@ -846,4 +596,15 @@ async function checkAgentDeletable(row: AgentRow): Promise<boolean> {
     throw new ConflictError(`Agent ${row.name} runs the default router; delete the other agents first`);
   }
   return runsDefaultRouter;
+}
+
+/** A leaf change that named a server that is gone is undone: its links are what they were. */
+async function restoreNatsServers(uuid: string, servers: string[]): Promise<void> {
+  await retryOnConflict(async () => {
+    const row = await getAgentRow(uuid);
+    if (!row) return;
+    const next = { ...row, upstreamNatsServers: servers, generation: row.generation + 1 };
+    if (!(await replaceAgentRow(next, row))) return CONFLICT;
+    await askRouterReconciles([uuid]);
+  }, agentContention(uuid));
 }
