@@ -85,9 +85,8 @@ async function withRuntime<T>(
         workers: settings.workers,
         // S2 runs its sweeps itself, to count what one costs.
         sweepIntervalMs: scenarios.has('s2') || scenarios.has('s4') ? 3_600_000 : 10_000,
+        latency: values.latency ?? '',
         env: {
-          FOGBRIDGE_METER_USAGE: 'true',
-          FOGBRIDGE_INJECT_LATENCY: values.latency ?? '',
           LOG_LEVEL: 'ERROR',
           ...kube?.env,
         },

@@ -1,8 +1,9 @@
 import { createServer } from 'node:http';
 import { startLocalRuntime } from '../infra/local/runtime.js';
+import { injectedLatencyFrom } from '../infra/local/settings.js';
+import { addUsage, resetUsage, usage } from '../infra/local/usage.js';
 import { quietSdkVersionWarning } from '../shared/config.js';
 import { config, runInContext } from '../shared/context.js';
-import { addUsage, resetUsage, usage } from '../shared/metrics/usage.js';
 import { sweep } from '../shared/reconcile/sweeper.js';
 
 /**
@@ -16,6 +17,7 @@ const options = JSON.parse(process.argv[2] ?? '{}') as {
   workers: number;
   sweepIntervalMs: number;
   env: Record<string, string>;
+  latency: string;
 };
 
 quietSdkVersionWarning();
@@ -26,6 +28,8 @@ const runtime = await startLocalRuntime({
   sweepIntervalMs: options.sweepIntervalMs,
   env: options.env,
   workersThread: true,
+  measureOperations: true,
+  injectedLatency: injectedLatencyFrom({ FOGBRIDGE_INJECT_LATENCY: options.latency }),
 });
 const workersThread = runtime.workersThread!;
 

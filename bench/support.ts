@@ -6,8 +6,8 @@ import {
   QueryCommand,
   ScanCommand,
 } from '@aws-sdk/lib-dynamodb';
+import type { Usage } from '../infra/local/usage.js';
 import { mapWithConcurrency } from '../shared/concurrency.js';
-import type { Usage } from '../shared/metrics/usage.js';
 import type { ApiClient } from '../test/support/client.js';
 
 /** Percentile of a list of numbers (nearest rank). */
@@ -52,6 +52,12 @@ export class RuntimeControl {
   }
 }
 
+/** The routes the tables name by what they do. */
+const OPERATION_NAMES: Record<string, string> = {
+  'POST /api/v3/services': 'create service',
+  'GET /api/v3/services/{name}': 'read service',
+};
+
 /** DynamoDB and SQS calls made inside each kind of operation (mean and max per operation). */
 export function callsPerOperation(
   usage: Usage,
@@ -59,7 +65,7 @@ export function callsPerOperation(
   const round2 = (value: number) => Math.round(value * 100) / 100;
   return Object.fromEntries(
     Object.entries(usage.operations).map(([kind, entry]) => [
-      kind,
+      OPERATION_NAMES[kind] ?? kind,
       {
         mean: round2(entry.calls / entry.count),
         max: entry.maxCalls,

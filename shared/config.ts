@@ -21,11 +21,6 @@ const portRange = z
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const text = z.string().min(1);
-const flag = z
-  .string()
-  .transform((value) => value.trim().toLowerCase())
-  .pipe(z.enum(['true', 'false']))
-  .transform((value) => value === 'true');
 
 /**
  * Which functions receive a setting in AWS: `controller` every function that touches the table,
@@ -39,8 +34,11 @@ export interface Setting {
   /** Used when the variable is unset (a string, parsed like a set value). */
   default?: string;
   scope: SettingScope;
-  /** The CDK context key for a deploy-time setting; `https` adds the rule API Gateway imposes. */
-  context?: { key: string; https?: boolean; required?: boolean };
+  /**
+   * The CDK context key for a deploy-time setting; `https` adds the rule API Gateway imposes;
+   * `deployDefault` is what a deployment uses when the context does not say (else `default`).
+   */
+  context?: { key: string; https?: boolean; required?: boolean; deployDefault?: string };
   doc: string;
 }
 
@@ -141,6 +139,18 @@ export const SETTINGS = {
     scope: 'controller',
     context: { key: 'logLevel' },
     doc: 'log level (`POWERTOOLS_LOG_LEVEL` is read when this is unset)',
+  },
+  METRICS_NAMESPACE: {
+    schema: z
+      .string()
+      .regex(
+        /^$|^[A-Za-z0-9._#:/-]{1,255}$/,
+        'must be a CloudWatch namespace (letters, digits, . _ - / # :)',
+      ),
+    default: '',
+    scope: 'controller',
+    context: { key: 'metricsNamespace', deployDefault: 'fogbridge' },
+    doc: "CloudWatch namespace each operation's calls, capacity units, messages and duration are published under (embedded metric format); empty: none are published",
   },
   TABLE_NAME: {
     schema: text,
@@ -322,31 +332,6 @@ export const SETTINGS = {
     scope: 'local',
     doc: 'local runtime sweeper period (EventBridge schedules it in AWS)',
   },
-  FOGBRIDGE_METER_USAGE: {
-    schema: flag,
-    default: 'false',
-    scope: 'local',
-    doc: '`true` counts DynamoDB capacity, SQS messages and step times (the benchmark sets it)',
-  },
-  FOGBRIDGE_INJECT_LATENCY: {
-    schema: z
-      .string()
-      .regex(
-        /^$|^(dynamodb|sqs)=\d{1,4}ms(,(dynamodb|sqs)=\d{1,4}ms)?$/,
-        'must look like dynamodb=4ms,sqs=10ms',
-      )
-      .transform((text) => {
-        const delays = { dynamodb: 0, sqs: 0 };
-        for (const part of text ? text.split(',') : []) {
-          const [service, ms] = part.split('=') as ['dynamodb' | 'sqs', string];
-          delays[service] = Number.parseInt(ms, 10);
-        }
-        return delays;
-      }),
-    default: '',
-    scope: 'local',
-    doc: 'a delay added to every DynamoDB / SQS call of the embedded runtime, a model of the network to AWS (`npm run bench -- --latency`)',
-  },
 } satisfies Record<string, Setting>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -370,8 +355,6 @@ export type Config = {
   secrets: { kmsKeyId: string | undefined; localKey: Buffer | undefined };
   /** Fixed credentials for an emulator; the default credential chain when unset. */
   credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
-  /** The endpoints are the embedded runtime's emulators: requests carry a placeholder signature. */
-  placeholderSignatures: boolean;
   hubLockLeaseMs: number;
   pendingGraceMs: number;
   /** How long an agent may go unheard before its sites count as offline rather than pending. */
@@ -386,9 +369,8 @@ export type Config = {
   /** The router system microservice every agent with a router runs. */
   router: { image: string; registryId: number };
   nats: { image: string; registryId: number };
-  meterUsage: boolean;
-  /** Milliseconds added to each DynamoDB / SQS call (the benchmark's model of AWS latency). */
-  injectedLatency: { dynamodb: number; sqs: number };
+  /** Where Lambda publishes its operation metrics; none when undefined. */
+  metricsNamespace: string | undefined;
   kubernetes: {
     /** A kubeconfig file (local runs and tests); otherwise the EKS settings below. */
     kubeconfig: string | undefined;
@@ -421,8 +403,11 @@ export class ConfigError extends Error {
 }
 
 /** One setting's value: the variable if set (not empty), else the default; undefined when neither. */
-export function parseSetting(name: SettingName, raw: string | undefined): unknown {
-  const setting: Setting = SETTINGS[name];
+export function parseSetting<N extends string = SettingName>(
+  name: N,
+  raw: string | undefined,
+  setting: Setting = SETTINGS[name as unknown as SettingName],
+): unknown {
   const value = raw === undefined || raw === '' ? setting.default : raw;
   if (value === undefined) return undefined;
   const parsed = setting.schema.safeParse(value);
@@ -463,7 +448,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     secrets: { kmsKeyId: e.SECRETS_KMS_KEY_ID, localKey: undefined },
     credentials: undefined,
-    placeholderSignatures: false,
     hubLockLeaseMs: e.HUB_LOCK_LEASE_MS!,
     pendingGraceMs: e.PENDING_GRACE_MS!,
     agentOfflineAfterMs: e.AGENT_OFFLINE_AFTER_SECONDS! * 1000,
@@ -473,8 +457,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     deniedResourceAddresses: e.DENIED_RESOURCE_ADDRESSES!,
     router: { image: e.ROUTER_IMAGE!, registryId: e.ROUTER_REGISTRY_ID! },
     nats: { image: e.NATS_IMAGE!, registryId: e.NATS_REGISTRY_ID! },
-    meterUsage: e.FOGBRIDGE_METER_USAGE!,
-    injectedLatency: e.FOGBRIDGE_INJECT_LATENCY!,
+    metricsNamespace: e.METRICS_NAMESPACE || undefined,
     kubernetes: {
       kubeconfig: e.KUBECONFIG,
       eksClusterName: e.EKS_CLUSTER_NAME,

@@ -1,5 +1,24 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Config, processConfig } from './config.js';
+import { cloudWatchObserver } from './metrics/cloudwatch.js';
+import type { OperationObserver } from './metrics/operations.js';
+
+/** The AWS services whose clients a context builds. */
+export type AwsService = 'dynamodb' | 'sqs';
+
+/**
+ * How whoever creates a context adapts it without the product knowing them: the embedded runtime signs
+ * for its emulators and may model the network to AWS; the benchmark observes every operation. Lambda's
+ * own context takes none of the client hooks.
+ */
+export interface ContextHooks {
+  /** Client options for a service, merged over the product's own (a signer, say). */
+  clientOptions?(service: AwsService): Record<string, unknown>;
+  /** Called once with each client built (middleware added from outside). */
+  clientBuilt?(service: AwsService, client: unknown): void;
+  /** Where the measured operations go (operations.ts); nothing is measured without one. */
+  observer?: OperationObserver;
+}
 
 /**
  * What a handler runs with: its configuration and the clients built from it (one DynamoDB client, one SQS
@@ -11,13 +30,14 @@ export interface AppContext {
   readonly config: Config;
   /** Clients and caches built lazily from `config`, keyed by their factory. */
   readonly cache: Map<symbol, unknown>;
+  readonly hooks: ContextHooks;
 }
 
 const current = new AsyncLocalStorage<AppContext>();
 let processContext: AppContext | undefined;
 
-export function createContext(config: Config): AppContext {
-  return { config, cache: new Map() };
+export function createContext(config: Config, hooks: ContextHooks = {}): AppContext {
+  return { config, cache: new Map(), hooks };
 }
 
 /** Runs `work` (and everything it starts) with `context` as the current context. */
@@ -29,7 +49,7 @@ export function runInContext<T>(context: AppContext, work: () => T): T {
 export function currentContext(): AppContext {
   const active = current.getStore();
   if (active) return active;
-  processContext ??= createContext(processConfig());
+  processContext ??= processContextOf(processConfig());
   return processContext;
 }
 
@@ -57,4 +77,15 @@ export function disposeContext(context: AppContext): void {
     (value as { destroy?: () => void } | null)?.destroy?.();
   }
   context.cache.clear();
+}
+
+/**
+ * Lambda's context: its configuration from the environment and, when a metrics namespace is set, its
+ * operations published as CloudWatch metrics.
+ */
+function processContextOf(config: Config): AppContext {
+  return createContext(
+    config,
+    config.metricsNamespace ? { observer: cloudWatchObserver(config.metricsNamespace) } : {},
+  );
 }

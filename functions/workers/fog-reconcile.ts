@@ -4,6 +4,7 @@ import { fogBatchReadKeys, reconcileFog } from '../../shared/reconcile/fog.js';
 
 /** fog-reconcile.fifo consumer: one router per record. */
 export const handler = fifoWorker({
+  operation: 'fog reconcile',
   message: fogRequest,
   reconcile: reconcileFog,
   describe: (message) => ['fog reconcile failed', { routerKey: message.routerKey }],

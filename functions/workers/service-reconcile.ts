@@ -4,6 +4,7 @@ import { reconcileService, recordServiceFailure } from '../../shared/reconcile/s
 
 /** service-reconcile.fifo consumer: one service per record; a failed record fails the rest of its group. */
 export const handler = fifoWorker({
+  operation: 'service reconcile',
   message: serviceReconcileMessage,
   reconcile: reconcileService,
   describe: (message) => ['service reconcile failed', { serviceName: message.name }],

@@ -232,7 +232,10 @@ function parseControllerSettings(raw: Record<string, unknown>) {
   const environment: Partial<Record<SettingName, string>> = {};
   for (const { env, key, setting, context } of DEPLOY_SETTINGS) {
     const given = raw[key];
-    const text = given === undefined || given === null || given === '' ? setting.default : String(given);
+    const text =
+      given === undefined || given === null || given === ''
+        ? (context.deployDefault ?? setting.default)
+        : String(given);
     if (text === undefined) {
       if (context.required) throw missing(key);
       continue;

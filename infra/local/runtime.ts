@@ -13,15 +13,16 @@ import * as openapi from '../../functions/api/openapi.js';
 import { type Config, loadConfig } from '../../shared/config.js';
 import { type AppContext, createContext, disposeContext, runInContext } from '../../shared/context.js';
 import { logger } from '../../shared/log/logger.js';
-import { placeholderSigner } from '../../shared/placeholder-signer.js';
 import { sweep } from '../../shared/reconcile/sweeper.js';
 import { createTableInput } from '../../shared/store/table.js';
 import { answerMalformedRequests, apiGatewayAdapter, type HttpHandler } from './api-gateway.js';
 import { ensureSecretsKey, setUpLocalAuth } from './auth.js';
+import { type LocalHookSettings, localHooks, placeholderSigner } from './client-hooks.js';
 import { startEmulatorsThread } from './emulators-thread.js';
 import { ensureQueues, type QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
 import { rebuildIndexEntries } from './reindex.js';
+import { type InjectedLatency, injectedLatencyFrom } from './settings.js';
 import { startWorkersThreads, type WorkersThread } from './workers-thread.js';
 
 export interface LocalRuntimeOptions {
@@ -42,6 +43,10 @@ export interface LocalRuntimeOptions {
    * API's event loop; tests that arm faults in-process keep them in it.
    */
   workersThread?: boolean;
+  /** Measure every operation into the usage counters (infra/local/usage.ts); the benchmark reads them. */
+  measureOperations?: boolean;
+  /** A delay before every DynamoDB / SQS call; else FOGBRIDGE_INJECT_LATENCY from `env` or the process. */
+  injectedLatency?: InjectedLatency;
 }
 
 export interface LocalRuntime {
@@ -106,12 +111,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       ? base.secrets
       : { kmsKeyId: undefined, localKey: ensureSecretsKey(dataDir) },
     credentials: LOCAL_CREDENTIALS,
-    placeholderSignatures: true,
     serviceQueueUrl: queues.service,
     fogQueueUrl: queues.fog,
     auth,
   };
-  const context = createContext(config);
+  const hookSettings: LocalHookSettings = {
+    region,
+    injectedLatency: options.injectedLatency ?? injectedLatencyFrom(options.env ?? process.env),
+    measureOperations: options.measureOperations ?? false,
+  };
+  const context = createContext(config, localHooks(hookSettings));
   const dynamoClient = new DynamoDBClient({
     region,
     endpoint: dynamodbEndpoint,
@@ -139,7 +148,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     sweepIntervalMs: options.sweepIntervalMs ?? base.local.sweepIntervalMs,
   };
   const thread = options.workersThread
-    ? await startWorkersThreads(config, workerSettings, WORKERS_THREADS)
+    ? await startWorkersThreads(config, hookSettings, workerSettings, WORKERS_THREADS)
     : undefined;
   const workers = thread ?? (await startReconcileWorkers({ sqs, context, ...workerSettings }));
 

@@ -5,10 +5,10 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../../shared/config.js';
 import { createContext, disposeContext } from '../../shared/context.js';
 import { parseAddressDenyList } from '../../shared/domain/hosts.js';
-import { addUsage, resetUsage, type Usage, usage } from '../../shared/metrics/usage.js';
-import { placeholderSigner } from '../../shared/placeholder-signer.js';
+import { type LocalHookSettings, localHooks, placeholderSigner } from './client-hooks.js';
 import type { QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
+import { addUsage, resetUsage, type Usage, usage } from './usage.js';
 
 /**
  * The reconcile workers in a thread of their own, as Lambda runs them in instances apart from the API's:
@@ -34,6 +34,7 @@ export interface WorkerSettings {
 
 interface ThreadSettings {
   fogbridgeWorkersThread: WorkerSettings;
+  hooks: LocalHookSettings;
   /** The configuration, with the deny list as its source text (a BlockList does not cross threads). */
   config: Omit<Config, 'deniedResourceAddresses'> & { deniedResourceAddresses: string };
 }
@@ -50,12 +51,13 @@ type Reply = { id: number; usage?: Usage } | { ready: true } | { failed: string 
  */
 export async function startWorkersThreads(
   config: Config,
+  hooks: LocalHookSettings,
   workers: WorkerSettings,
   count: number,
 ): Promise<WorkersThread> {
   const threads = await Promise.all(
     Array.from({ length: Math.max(1, count) }, (_, index) =>
-      startWorkersThread(config, { ...workers, role: index === 0 ? 'all' : 'fog' }),
+      startWorkersThread(config, hooks, { ...workers, role: index === 0 ? 'all' : 'fog' }),
     ),
   );
   return {
@@ -69,10 +71,15 @@ export async function startWorkersThreads(
   };
 }
 
-async function startWorkersThread(config: Config, workers: WorkerSettings): Promise<WorkersThread> {
+async function startWorkersThread(
+  config: Config,
+  hooks: LocalHookSettings,
+  workers: WorkerSettings,
+): Promise<WorkersThread> {
   const denied = config.deniedResourceAddresses;
   const settings: ThreadSettings = {
     fogbridgeWorkersThread: workers,
+    hooks,
     config: {
       ...config,
       deniedResourceAddresses: [...denied.ranges.map((range) => range.entry), ...denied.names].join(','),
@@ -134,12 +141,12 @@ async function runThread(port: NonNullable<typeof parentPort>, settings: ThreadS
       localKey: settings.config.secrets.localKey ? Buffer.from(settings.config.secrets.localKey) : undefined,
     },
   };
-  const context = createContext(config);
+  const context = createContext(config, localHooks(settings.hooks));
   const sqs = new SQSClient({
     region: config.region,
     endpoint: config.endpoints.sqs,
     ...(config.credentials ? { credentials: config.credentials } : {}),
-    ...(config.placeholderSignatures ? { signer: placeholderSigner(config.region, 'sqs') } : {}),
+    signer: placeholderSigner(config.region, 'sqs'),
     useQueueUrlAsEndpoint: false,
     cacheMiddleware: true,
   });

@@ -3,7 +3,6 @@ import { assignedAddress, portOwner } from '../domain/placement.js';
 import type { ServiceSpec, ServiceView } from '../domain/service.js';
 import { type CreateServiceBody, type PatchServiceBody, toServiceSpec } from '../domain/service-schema.js';
 import { ContentionError, NotFoundError, ValidationError } from '../errors.js';
-import { countOperation, timeStep } from '../metrics/usage.js';
 import { enqueueServiceReconcile } from '../queue/publishers.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
 import {
@@ -38,12 +37,10 @@ export async function listServices(): Promise<ServiceView[]> {
 }
 
 /** A service, with the summary of its sites and the first of those that have not applied it. */
-export function getService(name: string): Promise<ServiceView> {
-  return countOperation('read service', async () => {
-    const row = await requireLiveService(name);
-    const { summary, notApplied } = await sitesOfService(row);
-    return { ...toServiceView(row), sites: { ...summary, notApplied } };
-  });
+export async function getService(name: string): Promise<ServiceView> {
+  const row = await requireLiveService(name);
+  const { summary, notApplied } = await sitesOfService(row);
+  return { ...toServiceView(row), sites: { ...summary, notApplied } };
 }
 
 /** Every site of a service, a page at a time. */
@@ -60,14 +57,11 @@ export async function listServiceSites(name: string, after: string | undefined, 
  * interrupted create left out; a port claimed for a row that was never written is released by the
  * sweeper.
  */
-export function createService(body: CreateServiceBody, source: Source): Promise<ServiceView> {
-  return countOperation('create service', () => createServiceCounted(body, source));
-}
-
-async function createServiceCounted(body: CreateServiceBody, source: Source): Promise<ServiceView> {
+export async function createService(body: CreateServiceBody, source: Source): Promise<ServiceView> {
   const spec = toServiceSpec(body);
-  const { resource, siteKey, defaultRouter } = await timeStep('api: resolve references', () =>
-    resolveServiceResource(spec, fieldName(source, 'resource')),
+  const { resource, siteKey, defaultRouter } = await resolveServiceResource(
+    spec,
+    fieldName(source, 'resource'),
   );
   const now = new Date().toISOString();
   const { controlPlane } = config();
@@ -90,11 +84,11 @@ async function createServiceCounted(body: CreateServiceBody, source: Source): Pr
   };
   // A microservice's service is recorded under it first, so the microservice cannot go while it backs one.
   if (base.type === 'microservice') await recordBackend(base);
-  const stored =
-    (await timeStep('api: claim port and write row', () => createFreshService(base, hubHost))) ??
-    (await createOverExistingRow(base, hubHost));
-  await timeStep('api: enqueue reconcile', () =>
-    enqueueServiceReconcile({ name: stored.name, generation: stored.generation }, 'create', stored.createdAt),
+  const stored = (await createFreshService(base, hubHost)) ?? (await createOverExistingRow(base, hubHost));
+  await enqueueServiceReconcile(
+    { name: stored.name, generation: stored.generation },
+    'create',
+    stored.createdAt,
   );
   if (base.type === 'microservice' && !(await backendStillThere(base))) {
     await deleteService(base.name);
@@ -146,10 +140,8 @@ async function createFreshService(base: ServiceRow, hubHost: string | null): Pro
 
 /** The careful path: the row over a tombstone (or 409 for a live one), then its port. */
 async function createOverExistingRow(base: ServiceRow, hubHost: string | null): Promise<ServiceRow> {
-  const row = await timeStep('api: write service row', () => putNewServiceRow(base));
-  const bridgePort = await timeStep('api: claim bridge port', () =>
-    claimBridgePort(portOwner(row), config().bridgePorts),
-  );
+  const row = await putNewServiceRow(base);
+  const bridgePort = await claimBridgePort(portOwner(row), config().bridgePorts);
   const assigned = withPort(row, bridgePort, hubHost);
   // A concurrent delete may have won; then the worker sees the tombstone and nothing is half-written.
   return (await replaceServiceRow(assigned, row.generation))

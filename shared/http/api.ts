@@ -12,6 +12,7 @@ import {
   ValidationError,
 } from '../errors.js';
 import { logger } from '../log/logger.js';
+import { observeOperation } from '../metrics/operations.js';
 import { errorToResponse } from './errors.js';
 import { multipartField, parseMultipart } from './multipart.js';
 
@@ -306,14 +307,18 @@ function serve<B>(record: RouteRecord<B>) {
       requireRole(await verifyUserToken(authorization), record.auth);
     }
     const { value: body, unknownFields } = await requestBody(event, record.request);
-    const answer = await record.handler({
-      event,
-      body,
-      param: (name) => pathParameter(event, name),
-      query: (name) => queryParameter(event, name),
-      queries: record.query ? queryParameters(event, record.query) : {},
-      agentUuid,
-    });
+    const queries = record.query ? queryParameters(event, record.query) : {};
+    // Measured from here: the route's own work, once the caller and the input were accepted.
+    const answer = await observeOperation(`${record.method} ${record.path}`, () =>
+      record.handler({
+        event,
+        body,
+        param: (name) => pathParameter(event, name),
+        query: (name) => queryParameter(event, name),
+        queries,
+        agentUuid,
+      }),
+    );
     const warning = unknownFieldWarnings(unknownFields);
     return toResult(warning ? { ...answer, headers: { ...answer.headers, warning } } : answer);
   };

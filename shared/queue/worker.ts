@@ -4,10 +4,12 @@ import type { z } from 'zod';
 import { config } from '../context.js';
 import { parseWith } from '../domain/validation.js';
 import { logger } from '../log/logger.js';
-import { countOperation } from '../metrics/usage.js';
+import { observeOperation } from '../metrics/operations.js';
 import { withReadSnapshot } from '../store/snapshot.js';
 
 export interface FifoWorker<M> {
+  /** What a record is measured as (operations.ts): `service reconcile`, `fog reconcile`. */
+  operation: string;
   /** The message shape on the queue. */
   message: z.ZodType<M>;
   /** Converges what the message names. */
@@ -40,7 +42,7 @@ export function fifoWorker<M>(worker: FifoWorker<M>) {
   const processRecord = async (record: { body: string; attributes: { ApproximateReceiveCount: string } }) => {
     const message = parseWith(worker.message, JSON.parse(record.body));
     try {
-      await worker.reconcile(message);
+      await observeOperation(worker.operation, () => worker.reconcile(message));
     } catch (error) {
       const [text, fields] = worker.describe(message);
       logger.warn(text, { ...fields, error: error as Error });
@@ -77,8 +79,8 @@ export function fifoWorker<M>(worker: FifoWorker<M>) {
     });
     const itemKeys = dedupeKeys(prefetch.keys(messages));
     if (itemKeys.length === 0) return processAll();
-    // Counted as an operation of its own: each record's operation inside it counts its own calls.
-    return countOperation(prefetch.operation, () =>
+    // Measured as an operation of its own: each record's operation inside it measures its own calls.
+    return observeOperation(prefetch.operation, () =>
       withReadSnapshot(itemKeys, processAll, {
         onReadFailed: (error) => logger.warn('batch read failed; records read for themselves', { error }),
       }),

@@ -8,7 +8,7 @@ import {
   routerLocalServerCertificate,
   routerSiteServerCertificate,
 } from '../domain/router-site.js';
-import { countOperation, timeStep, usage } from '../metrics/usage.js';
+import { countEvent, observeStep } from '../metrics/operations.js';
 import { type FogRequest, NATS_HUB_KEY } from '../queue/messages.js';
 import { type AgentRow, agentTokenWrites, getAgentRow, replaceAgentRow } from '../store/agents.js';
 import { forgetApplied, getApplied } from '../store/applied.js';
@@ -40,16 +40,14 @@ import { REBUILD_FLAGS, rebuildTold, reconcileRouter, reconcileRouterForService 
  * router and its agent's own part, or the NATS hub's write-backs.
  */
 export function reconcileFog(request: FogRequest): Promise<void> {
-  return countOperation('fog reconcile', () => {
-    switch (request.kind) {
-      case 'service-entries':
-        return reconcileServiceEntries(request);
-      case 'router':
-        return reconcileWholeRouter(request);
-      case 'nats-hub':
-        return reconcileNatsHubRequest(request);
-    }
-  });
+  switch (request.kind) {
+    case 'service-entries':
+      return reconcileServiceEntries(request);
+    case 'router':
+      return reconcileWholeRouter(request);
+    case 'nats-hub':
+      return reconcileNatsHubRequest(request);
+  }
 }
 
 /**
@@ -82,8 +80,8 @@ async function reconcileWholeRouter(request: Extract<FogRequest, { kind: 'router
 async function reconcileNatsHubRequest(request: Extract<FogRequest, { kind: 'nats-hub' }>): Promise<void> {
   const { requests } = await readFogInputs(NATS_HUB_KEY, undefined);
   if (requests.completed !== undefined && request.seq <= requests.completed) return;
-  usage.routerReconciles += 1;
-  await timeStep('fog: nats hub', () => reconcileNatsHub());
+  countEvent('router reconcile');
+  await observeStep('fog: nats hub', () => reconcileNatsHub());
   await markRouterRequestsCompleted(NATS_HUB_KEY, Math.max(requests.requested ?? 0, request.seq));
 }
 
@@ -99,7 +97,7 @@ async function computeRouter(
   const { requests, agent } = inputs;
   const { fabric } = asked;
   const coveredUpTo = Math.max(requests.requested ?? 0, asked.seq);
-  usage.routerReconciles += 1;
+  countEvent('router reconcile');
   // Entries are recomputed in full unless this is an agent change and nobody asked for a full one: then
   // only when what placement reads of the router moved.
   const full = !fabric || (requests.fullRequested ?? 0) > (requests.fullCompleted ?? 0);
@@ -146,7 +144,7 @@ async function convergeRouterAndFabric(
   let owed: ChangeStamp[] = [];
   if (agent && fabric) {
     // Certificates before the router config: the config names only the ones that exist.
-    const items = await timeStep('fog: platform', () => convergeAgentItems(agent, defaultRouter));
+    const items = await observeStep('fog: platform', () => convergeAgentItems(agent, defaultRouter));
     routerWaits = items.waitingFor;
     owed = items.flags;
     // Deleted while its certificates were made: its delete may have cleaned up before they were written.
@@ -166,7 +164,7 @@ async function convergeRouterAndFabric(
     ]);
   }
 
-  const result = await timeStep('fog: router reconcile', () =>
+  const result = await observeStep('fog: router reconcile', () =>
     reconcileRouter(routerKey, defaultRouter, {
       ...(agent ? { agent } : {}),
       site: fabric,
@@ -240,9 +238,9 @@ async function convergeServiceOnRouter(
   request: Extract<FogRequest, { kind: 'service-entries' }>,
   inputs: FogInputs,
 ): Promise<void> {
-  usage.routerReconciles += 1;
+  countEvent('router reconcile');
   const { agent } = inputs;
-  const result = await timeStep('fog: service entries', () =>
+  const result = await observeStep('fog: service entries', () =>
     reconcileRouterForService(request.routerKey, inputs.service, request.service, inputs.defaultRouter, {
       ...(agent ? { agent } : {}),
       ...(inputs.stored ? { stored: inputs.stored } : {}),
@@ -357,7 +355,7 @@ async function reconcileAgentNats(
 ): Promise<string | null | undefined> {
   let natsWaits: string | null;
   try {
-    natsWaits = await timeStep('fog: nats', () => reconcileNats(agentUuid, agent));
+    natsWaits = await observeStep('fog: nats', () => reconcileNats(agentUuid, agent));
   } catch (error) {
     if (agent) {
       const waits = joinWaits(routerWaits, `NATS: ${(error as Error).message}`);

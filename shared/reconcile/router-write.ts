@@ -6,7 +6,7 @@ import { ContentionError } from '../errors.js';
 import { faultPoint } from '../faults.js';
 import { applyHubConfigMap } from '../k8s/hub-configmap.js';
 import { logger } from '../log/logger.js';
-import { usage } from '../metrics/usage.js';
+import { countEvent } from '../metrics/operations.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
 import type { AgentRow } from '../store/agents.js';
 import { type ChangeStamp, raiseChangeFlags } from '../store/changes.js';
@@ -162,7 +162,7 @@ async function writeRouterBridges(
     // On Kubernetes the default router's document is the operator's ConfigMap.
     const apply = async (): Promise<RouterReconcileResult> => {
       const result = await applyHubConfigMap(await desiredBridges(router));
-      if (result.written) usage.hubWrites += 1;
+      if (result.written) countEvent('hub write');
       return { routerKey, managed: true, written: result.written, config: result.view };
     };
     return hubLock ? underHubLock(routerKey, apply) : apply();
@@ -194,7 +194,7 @@ async function writeRouterBridges(
         const version = planned.stored.row?.version ?? 0;
         if (!(await putRouterParts(routerKey, planned.next, planned.changes, version, planned.parts)))
           return CONFLICT;
-        if (isHub) usage.hubWrites += 1;
+        if (isHub) countEvent('hub write');
         const written: RouterReconcileResult = {
           routerKey,
           managed: true,
@@ -371,7 +371,7 @@ async function writeServiceEntries(
   const parts = basePartsOf(stored.row);
   if (!(await putRouterParts(router.key, stored.row.config, changes, stored.row.version, parts)))
     return CONFLICT;
-  if (router.key === router.hubKey) usage.hubWrites += 1;
+  if (router.key === router.hubKey) countEvent('hub write');
   if (router.agent) await tellAgentOfChange(router.agent.uuid, { service: serviceName }, []);
   logger.debug('router entries written', { routerKey: router.key, serviceName });
   return { written: true };

@@ -21,7 +21,7 @@ import { ReconcileError } from '../errors.js';
 import { type FaultPoint, faultPoint } from '../faults.js';
 import { deleteKubernetesService } from '../k8s/services.js';
 import { logger } from '../log/logger.js';
-import { countOperation, timeStep } from '../metrics/usage.js';
+import { observeStep } from '../metrics/operations.js';
 import type { ServiceReconcileMessage } from '../queue/messages.js';
 import { askRoutersForService } from '../queue/publishers.js';
 import { type AgentRow, getAgentRow, listAgentUuidsByToken } from '../store/agents.js';
@@ -74,11 +74,7 @@ export interface Backend {
  * router it touches now or touched before to recompute, and records the outcome at the generation it
  * worked from. Safe to repeat, to run late, or to run twice at once.
  */
-export function reconcileService(message: ServiceReconcileMessage): Promise<void> {
-  return countOperation('service reconcile', () => reconcileServiceCounted(message));
-}
-
-async function reconcileServiceCounted(message: ServiceReconcileMessage): Promise<void> {
+export async function reconcileService(message: ServiceReconcileMessage): Promise<void> {
   faultPoint('service:start', message.name);
   // The row, the default router and what was applied, in one batch read.
   await withReadSnapshot(
@@ -157,7 +153,7 @@ async function removeTombstone(row: ServiceRow): Promise<void> {
   }
 }
 
-/** One named step: timed when metering, between the fault points the fault tests arm. */
+/** One named step: measured (operations.ts), between the fault points the fault tests arm. */
 async function step<T>(
   work: Work,
   name: string,
@@ -165,7 +161,7 @@ async function step<T>(
   faults: { before?: FaultPoint; after?: FaultPoint } = {},
 ): Promise<T> {
   if (faults.before) faultPoint(faults.before, work.row.name);
-  const result = await timeStep(`service: ${name}`, run);
+  const result = await observeStep(`service: ${name}`, run);
   if (faults.after) faultPoint(faults.after, work.row.name);
   return result;
 }

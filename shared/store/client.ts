@@ -9,10 +9,9 @@ import {
   type UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { mapWithConcurrency } from '../concurrency.js';
-import { config, perContext } from '../context.js';
+import { config, currentContext, perContext } from '../context.js';
 import { ConflictError } from '../errors.js';
-import { recordDynamoDbCall } from '../metrics/usage.js';
-import { placeholderSigner } from '../placeholder-signer.js';
+import { measureCalls } from '../metrics/operations.js';
 import { snapshotMiddleware } from './snapshot.js';
 
 /**
@@ -20,48 +19,25 @@ import { snapshotMiddleware } from './snapshot.js';
  * emulator's in the embedded runtime and the tests, AWS itself (default credential chain) in Lambda.
  */
 export const documentClient = perContext(function dynamoDbClient(settings): DynamoDBDocumentClient {
+  const { hooks } = currentContext();
   const client = DynamoDBDocumentClient.from(
     new DynamoDBClient({
       region: settings.region,
       maxAttempts: 5,
       ...(settings.endpoints.dynamodb ? { endpoint: settings.endpoints.dynamodb } : {}),
       ...(settings.credentials ? { credentials: settings.credentials } : {}),
-      ...(settings.placeholderSignatures ? { signer: placeholderSigner(settings.region, 'dynamodb') } : {}),
+      ...hooks.clientOptions?.('dynamodb'),
     }),
     { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } },
   );
-  // Reads a reconcile made up front are answered here (outermost: no latency, not counted).
+  // Reads a reconcile made up front are answered here (outermost: not sent, so not measured).
   client.middlewareStack.add(snapshotMiddleware as never, {
     step: 'initialize',
     name: 'fogbridgeReadSnapshot',
     priority: 'high',
   });
-  if (settings.injectedLatency.dynamodb > 0) {
-    // The benchmark's model of the network between a Lambda and DynamoDB (embedded runtime only).
-    const delay = settings.injectedLatency.dynamodb;
-    client.middlewareStack.add(
-      (next) => async (args) => {
-        await new Promise((resolve) => setTimeout(resolve, delay));
-        return next(args);
-      },
-      { step: 'initialize', name: 'fogbridgeInjectedLatency' },
-    );
-  }
-  if (settings.meterUsage) {
-    // Ask DynamoDB for the capacity of every call and count it (benchmark only).
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
-        const result = await next(args);
-        recordDynamoDbCall(
-          String(context.commandName),
-          (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity,
-        );
-        return result;
-      },
-      { step: 'initialize', name: 'fogbridgeUsageMeter' },
-    );
-  }
+  measureCalls(client, 'dynamodb');
+  hooks.clientBuilt?.('dynamodb', client);
   return client;
 });
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { resetUsage, usage } from '../../shared/metrics/usage.js';
+import { resetUsage, usage } from '../../infra/local/usage.js';
 import { createAgent, createHub, fabricSettled } from '../fixtures/world.js';
 import { routersQuiescent } from '../support/quiescent.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
@@ -21,8 +21,8 @@ afterEach(async () => {
 
 describe('store and queue calls per operation', () => {
   it('creates a service in five calls and tells the agent it selects in at most six per fog reconcile', async () => {
-    // Prepare: metering on, no sweep timer; the hub and one provisioned agent tagged "fleet", settled
-    t = await startTestRuntime({ sweepIntervalMs: 3_600_000, env: { FOGBRIDGE_METER_USAGE: 'true' } });
+    // Prepare: operations measured, no sweep timer; the hub and one provisioned agent tagged "fleet", settled
+    t = await startTestRuntime({ sweepIntervalMs: 3_600_000, measureOperations: true });
     const hub = await createHub(t.api);
     const edge = await createAgent(t.api, {
       name: 'edge',
@@ -58,7 +58,12 @@ describe('store and queue calls per operation', () => {
     // Assess: the default router, the allocator, the claim, the row and the reconcile message; the
     // agent's fog reconcile within the budget, and the listener in the config the agent pulled
     expect(created.status).toBe(201);
-    expect(usage.operations['create service']).toEqual({ count: 1, calls: 5, maxCalls: 5, readUnits: 1 });
+    expect(usage.operations['POST /api/v3/services']).toEqual({
+      count: 1,
+      calls: 5,
+      maxCalls: 5,
+      readUnits: 1,
+    });
     expect(usage.operations['fog reconcile']?.maxCalls).toBeLessThanOrEqual(6);
     expect(Object.keys((routerConfig?.bridges as RouterConfig['bridges'])?.tcpListeners ?? {})).toEqual([
       'budget-listener',

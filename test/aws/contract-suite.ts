@@ -1269,6 +1269,7 @@ export function defineContractSuite(
         // it read (a stale read would lose its conditional write and fail its record).
         const counterKey = (name: string) => ({ PK: `SNAP#counter-${name}`, SK: 'SNAP' });
         const handler = worker.fifoWorker({
+          operation: 'counter',
           message: z.object({ counter: z.string(), add: z.number() }),
           describe: (message) => ['counter failed', { counter: message.counter }],
           prefetch: {

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import { allRoutes } from '../../functions/api/openapi.js';
 import { DEPLOY_OPTIONS } from '../../infra/lib/context.js';
+import { LOCAL_RUNTIME_SETTINGS } from '../../infra/local/settings.js';
 import { SETTINGS, type Setting, type SettingName } from '../../shared/config.js';
 
 /**
@@ -44,10 +45,15 @@ const SCOPES = {
 
 /** Every environment variable: default, which functions get it in AWS, its CDK context key, meaning. */
 export function settingsTable(): string {
-  const rows = (Object.entries(SETTINGS) as [SettingName, Setting][]).map(([name, setting]) => {
+  const settings: [string, Setting][] = [
+    ...(Object.entries(SETTINGS) as [SettingName, Setting][]),
+    ...Object.entries(LOCAL_RUNTIME_SETTINGS),
+  ];
+  const rows = settings.map(([name, setting]) => {
     const fallback = setting.default === undefined ? '—' : `\`${setting.default || '(empty)'}\``;
+    const deployDefault = setting.context?.deployDefault;
     const context = setting.context
-      ? `\`${setting.context.key}\`${setting.context.required ? ' (required)' : ''}`
+      ? `\`${setting.context.key}\`${setting.context.required ? ' (required)' : ''}${deployDefault ? ` (deployed: \`${deployDefault}\`)` : ''}`
       : '—';
     return `| \`${name}\` | ${cell(fallback)} | ${SCOPES[setting.scope]} | ${context} | ${cell(setting.doc)} |`;
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../shared/config.js';
+import { injectedLatencyFrom } from '../../infra/local/settings.js';
 
 describe('the embedded runtime latency model', () => {
   it.each<[string, { dynamodb: number; sqs: number }]>([
@@ -8,12 +8,12 @@ describe('the embedded runtime latency model', () => {
     ['dynamodb=4ms,sqs=10ms', { dynamodb: 4, sqs: 10 }],
   ])('reads FOGBRIDGE_INJECT_LATENCY=%j', (value, delays) => {
     // Act / Assess
-    expect(loadConfig({ FOGBRIDGE_INJECT_LATENCY: value }).injectedLatency).toEqual(delays);
+    expect(injectedLatencyFrom({ FOGBRIDGE_INJECT_LATENCY: value })).toEqual(delays);
   });
 
   it('refuses a value it cannot read, naming the setting', () => {
     // Act / Assess
-    expect(() => loadConfig({ FOGBRIDGE_INJECT_LATENCY: 'dynamodb=fast' })).toThrow(
+    expect(() => injectedLatencyFrom({ FOGBRIDGE_INJECT_LATENCY: 'dynamodb=fast' })).toThrow(
       /FOGBRIDGE_INJECT_LATENCY/,
     );
   });

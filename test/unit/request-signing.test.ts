@@ -3,8 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localHooks } from '../../infra/local/client-hooks.js';
 import { type Config, loadConfig } from '../../shared/config.js';
-import { createContext, disposeContext, runInContext } from '../../shared/context.js';
+import { type ContextHooks, createContext, disposeContext, runInContext } from '../../shared/context.js';
 import { sqsClient } from '../../shared/queue/client.js';
 import { documentClient } from '../../shared/store/client.js';
 
@@ -36,9 +37,12 @@ describe('request signing', () => {
   });
   afterAll(() => new Promise<void>((closed) => server.close(() => closed())));
 
-  async function headersOfOneCallEach(settings: Config): Promise<IncomingHttpHeaders[]> {
+  async function headersOfOneCallEach(
+    settings: Config,
+    hooks?: ContextHooks,
+  ): Promise<IncomingHttpHeaders[]> {
     seen.length = 0;
-    const context = createContext(settings);
+    const context = createContext(settings, hooks);
     await runInContext(context, async () => {
       await documentClient().send(new GetCommand({ TableName: 'fogbridge', Key: { PK: 'A', SK: 'B' } }));
       await sqsClient().send(new ListQueuesCommand({}));
@@ -47,10 +51,7 @@ describe('request signing', () => {
     return [...seen];
   }
 
-  it('signs every DynamoDB and SQS request with SigV4 unless told the endpoints are the embedded emulators', async () => {
-    // Prepare
-    expect(base.placeholderSignatures).toBe(false);
-
+  it("signs every DynamoDB and SQS request with SigV4 in a context without hooks (Lambda's)", async () => {
     // Act
     const headers = await headersOfOneCallEach(base);
 
@@ -65,9 +66,16 @@ describe('request signing', () => {
     }
   });
 
-  it('puts a well-formed placeholder on requests to the embedded emulators, with the scope and date they read', async () => {
+  it("puts a well-formed placeholder on requests in the embedded runtime's context, with the scope and date its emulators read", async () => {
+    // Prepare
+    const hooks = localHooks({
+      region: base.region,
+      injectedLatency: { dynamodb: 0, sqs: 0 },
+      measureOperations: false,
+    });
+
     // Act
-    const headers = await headersOfOneCallEach({ ...base, placeholderSignatures: true });
+    const headers = await headersOfOneCallEach(base, hooks);
 
     // Assess: the credential scope names the region (fauxqs builds queue URLs and ARNs from it)
     expect(headers).toHaveLength(2);

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 /**
  * The reconcile core stays readable: no file in shared/reconcile over 400 lines (functions in
  * shared/reconcile and shared/commands are held to 60 lines by the linter's
- * noExcessiveLinesPerFunction, .biome.json), and no product file cites a document a reader of this
- * repository cannot open.
+ * noExcessiveLinesPerFunction, .biome.json), no product file cites a document a reader of this
+ * repository cannot open, and the product path knows nothing of the embedded runtime or the benchmark.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const filesOf = (folder: string) =>
@@ -35,5 +35,16 @@ describe('the shape of the product code', () => {
 
     // Assess
     expect(citing).toEqual([]);
+  });
+
+  it('imports nothing from infra/ and reads no setting of the embedded runtime or the benchmark', () => {
+    // Act
+    const leaning = ['shared', 'functions'].flatMap(filesOf).filter((file) => {
+      const text = readFileSync(`${ROOT}/${file}`, 'utf8');
+      return /from '(\.\.\/)+infra\/|FOGBRIDGE_INJECT_LATENCY|FOGBRIDGE_METER_USAGE|placeholder/.test(text);
+    });
+
+    // Assess
+    expect(leaning).toEqual([]);
   });
 });

@@ -1,0 +1,153 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { currentContext } from '../context.js';
+
+/**
+ * What fogbridge measures of its own work, in one place: each operation (an API route, a queue record,
+ * a sweep) with the DynamoDB and SQS calls made inside it, and the events inside it worth counting.
+ * Where the figures go is the context's observer: CloudWatch metrics in Lambda (see cloudwatch.ts), the
+ * embedded runtime's counters when it is given one, nowhere without one (then nothing is measured).
+ */
+
+/** What one operation cost. */
+export interface OperationFigures {
+  /** DynamoDB and SQS calls made inside it. */
+  calls: number;
+  /** DynamoDB read and write capacity units its calls consumed, as DynamoDB reported them. */
+  readUnits: number;
+  writeUnits: number;
+  /** SQS messages it sent. */
+  messages: number;
+  durationMs: number;
+  /** Events counted inside it (`router reconcile`, `hub write`), by name. */
+  events: Record<string, number>;
+}
+
+/** One DynamoDB or SQS call, as the client's middleware saw it. */
+export interface CallFigures {
+  service: 'dynamodb' | 'sqs';
+  /** The command's name (`GetItemCommand`, `SendMessageBatchCommand`, ...). */
+  command: string;
+  readUnits: number;
+  writeUnits: number;
+  messages: number;
+}
+
+export interface OperationObserver {
+  operation(kind: string, figures: OperationFigures): void;
+  call(figures: CallFigures): void;
+  /** A named step inside an operation took `durationMs`. */
+  step(name: string, durationMs: number): void;
+}
+
+/** Events worth counting: a router's entries computed (not skipped as covered), the hub document written. */
+export type CountedEvent = 'router reconcile' | 'hub write';
+
+type Scope = Omit<OperationFigures, 'durationMs'>;
+
+const operationScope = new AsyncLocalStorage<Scope>();
+
+function observer(): OperationObserver | undefined {
+  return currentContext().hooks.observer;
+}
+
+/** Runs `work` as one operation of `kind`, measured when the context has an observer. */
+export async function observeOperation<T>(kind: string, work: () => Promise<T>): Promise<T> {
+  const sink = observer();
+  if (!sink) return work();
+  const scope: Scope = { calls: 0, readUnits: 0, writeUnits: 0, messages: 0, events: {} };
+  const started = performance.now();
+  try {
+    return await operationScope.run(scope, work);
+  } finally {
+    sink.operation(kind, { ...scope, durationMs: performance.now() - started });
+  }
+}
+
+/** Runs `work` as the named step of the operation it belongs to. */
+export async function observeStep<T>(name: string, work: () => Promise<T>): Promise<T> {
+  const sink = observer();
+  if (!sink) return work();
+  const started = performance.now();
+  try {
+    return await work();
+  } finally {
+    sink.step(name, performance.now() - started);
+  }
+}
+
+/** Counts `event` in the operation it happens in. */
+export function countEvent(event: CountedEvent): void {
+  const scope = operationScope.getStore();
+  if (scope) scope.events[event] = (scope.events[event] ?? 0) + 1;
+}
+
+// The low-level commands a DynamoDB document client sends that read.
+const READS = new Set([
+  'GetItemCommand',
+  'BatchGetItemCommand',
+  'QueryCommand',
+  'ScanCommand',
+  'GetCommand',
+  'BatchGetCommand',
+]);
+
+function capacityUnits(consumed: unknown): number {
+  const entries = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
+  return (entries as { CapacityUnits?: number }[]).reduce(
+    (sum, entry) => sum + Number(entry.CapacityUnits ?? 0),
+    0,
+  );
+}
+
+function record(figures: CallFigures): void {
+  observer()?.call(figures);
+  const scope = operationScope.getStore();
+  if (!scope) return;
+  scope.calls += 1;
+  scope.readUnits += figures.readUnits;
+  scope.writeUnits += figures.writeUnits;
+  scope.messages += figures.messages;
+}
+
+interface MiddlewareHost {
+  middlewareStack: {
+    add(
+      middleware: (
+        next: (args: { input: unknown }) => Promise<{ output: unknown }>,
+        context: { commandName?: string },
+      ) => (args: { input: unknown }) => Promise<{ output: unknown }>,
+      options: { step: 'initialize'; name: string },
+    ): void;
+  };
+}
+
+/**
+ * Measures every call of an AWS client, when the context has an observer: DynamoDB is asked for the
+ * capacity each call consumed (`ReturnConsumedCapacity`), SQS calls count the messages they send.
+ */
+export function measureCalls(client: unknown, service: CallFigures['service']): void {
+  if (!observer()) return;
+  (client as MiddlewareHost).middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = String(context.commandName);
+      if (service === 'sqs') {
+        const entries = (args.input as { Entries?: unknown[] }).Entries;
+        const messages =
+          command === 'SendMessageCommand'
+            ? 1
+            : command === 'SendMessageBatchCommand'
+              ? (entries?.length ?? 0)
+              : 0;
+        record({ service, command, readUnits: 0, writeUnits: 0, messages });
+        return next(args);
+      }
+      (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
+      const result = await next(args);
+      const units = capacityUnits((result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
+      const reads = READS.has(command);
+      record({ service, command, readUnits: reads ? units : 0, writeUnits: reads ? 0 : units, messages: 0 });
+      return result;
+    },
+    { step: 'initialize', name: 'fogbridgeCallMeasure' },
+  );
+}
