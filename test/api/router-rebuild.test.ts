@@ -322,7 +322,7 @@ describe('per-site status of a service', () => {
     const [silent, ...tagged] = agents as [ScriptedAgent, ScriptedAgent, ScriptedAgent];
     const live = [hub, ...tagged];
 
-    // Act: the service; two agents keep polling, one does not
+    // Act: the service; two agents keep polling, one only reports its status
     const created = await api.post('/api/v3/services', {
       name: 'status-svc',
       type: 'external',
@@ -335,6 +335,9 @@ describe('per-site status of a service', () => {
       (await api.get<{ sites: Sites & { notApplied: Site[] } }>('/api/v3/services/status-svc')).body.sites;
     const pending = await eventually(async () => {
       for (const agent of live) await tick(agent);
+      // Heard from but not applying: it reports its status and never pulls its changes, so it is
+      // pending however long the others take (offline comes once it stops reporting too).
+      await silent.reportStatus();
       const now = await sites();
       return now.applied === 3 && now.pending === 1 ? now : undefined;
     }, 'three sites applied, one pending');
