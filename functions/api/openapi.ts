@@ -16,6 +16,8 @@ import * as registry from './registry.js';
 import * as router from './router.js';
 import * as services from './services.js';
 import * as status from './status.js';
+import * as topology from './topology.js';
+import * as ui from './ui.js';
 
 const route = routesOf('openapi');
 
@@ -56,6 +58,8 @@ export function apiFunctions(): ApiFunction[] {
     ['nats', nats],
     ['router', router],
     ['agent-protocol', agentProtocol],
+    ['topology', topology],
+    ['ui', ui],
   ];
   return modules.map(([name, module]) => ({
     name,

@@ -26,6 +26,8 @@ export interface FogbridgeFunctionProps {
   memorySize: number;
   environment: Record<string, string>;
   logRetention: logs.RetentionDays;
+  /** Commands run once the function is bundled (to put files beside the bundle). */
+  afterBundling?: (inputDir: string, outputDir: string) => string[];
   /** Run inside these subnets (to reach a private EKS endpoint). */
   network?: { vpc: ec2.IVpc; subnets: ec2.ISubnet[]; securityGroup: ec2.ISecurityGroup };
 }
@@ -113,6 +115,15 @@ export class FogbridgeFunction extends Construct {
           sourcesContent: false,
           tsconfig: `${REPO_ROOT}tsconfig.json`,
           forceDockerBundling: false,
+          ...(props.afterBundling
+            ? {
+                commandHooks: {
+                  beforeBundling: () => [],
+                  beforeInstall: () => [],
+                  afterBundling: props.afterBundling,
+                },
+              }
+            : {}),
         },
       });
     }

@@ -20,6 +20,7 @@ import { QUEUE_NAMES } from '../local/queues.js';
 import type { FogbridgeSettings } from './context.js';
 import { EksAccess } from './eks-access.js';
 import { FogbridgeFunction } from './fogbridge-function.js';
+import { pageBuildCommands } from './page-build.js';
 import { ReconcileQueue } from './reconcile-queue.js';
 import {
   API_ENTRIES,
@@ -45,6 +46,8 @@ interface Needs {
   secrets?: boolean;
   /** Calls the Kubernetes API (controlPlane=kubernetes): EKS settings, access entry, VPC if private. */
   kubernetes?: boolean;
+  /** Serves the network page: its files are built beside the bundle. */
+  page?: boolean;
 }
 
 const API_NEEDS: Record<ApiFunctionName, Needs> = {
@@ -66,6 +69,10 @@ const API_NEEDS: Record<ApiFunctionName, Needs> = {
   // Liveness and the OpenAPI document: no data, no token.
   status: { table: false, sends: [], auth: false },
   openapi: { table: false, sends: [], auth: false },
+  // Reads only.
+  topology: { table: true, sends: [], auth: true },
+  // The page's static files: no data, no token (the page asks for one and calls the API with it).
+  ui: { table: false, sends: [], auth: false, page: true },
 };
 
 const WORKER_NEEDS: Record<WorkerFunctionName, Needs & { kubernetes: boolean }> = {
@@ -150,6 +157,7 @@ export class FogbridgeStack extends Stack {
         memorySize: sizing.memoryMb,
         logRetention,
         environment: environment(needs),
+        ...(needs.page ? { afterBundling: pageBuildCommands } : {}),
         ...(inVpc && network ? { network } : {}),
       });
       if (needs.table) this.grantTable(fn);

@@ -8,6 +8,7 @@ import {
   type SitesSummary,
   siteState,
 } from '../domain/service-sites.js';
+import type { ServicePlacement } from '../domain/topology.js';
 import { getAgentStatuses } from '../store/agent-reports.js';
 import { type AgentRow, getAgentRows, listAgentUuidsByToken } from '../store/agents.js';
 import { listPendingSites, type PendingSite } from '../store/pending-sites.js';
@@ -195,4 +196,39 @@ export async function pageSitesOfService(
   const last = slice.at(-1);
   const more = start >= 0 && start + limit < ordered.length;
   return { sites, ...(more && last ? { next: last } : {}) };
+}
+
+/**
+ * Where a service is, site by site (the topology's `?service=` view): every agent site with what it
+ * holds and its state, and the standalone default router when it holds the hub listener or the
+ * connector (applied once the service is ready: the hub document is written before it is).
+ */
+export async function placementsOfService(
+  row: ServiceRow,
+  defaultRouter: { agentUuid: string | null } | undefined,
+): Promise<ServicePlacement[]> {
+  const facts = await readSiteFacts([row]);
+  const expected = expectedSites(row, facts);
+  const sites = await describeSites(row, expected, [...expected.keys()], facts, {
+    lastSeenOfApplied: false,
+    names: false,
+  });
+  const placements: ServicePlacement[] = sites.map((site) => ({
+    site: site.agentUuid,
+    roles: site.roles,
+    state: site.state,
+  }));
+  if (defaultRouter && defaultRouter.agentUuid === null) {
+    const roles: SiteRole[] = [];
+    if (row.bridgePort !== null && serviceHubKey(row, DEFAULT_ROUTER) === DEFAULT_ROUTER) roles.push('hub');
+    if (serviceSiteKey(row, DEFAULT_ROUTER) === DEFAULT_ROUTER) roles.push('connector');
+    if (roles.length > 0) {
+      placements.push({
+        site: DEFAULT_ROUTER,
+        roles,
+        state: row.provisioningStatus === 'ready' ? 'applied' : 'pending',
+      });
+    }
+  }
+  return placements.sort((a, b) => a.site.localeCompare(b.site));
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ROUTER_MODES } from '../domain/agent-schema.js';
+import { NATS_MODES, ROUTER_MODES } from '../domain/agent-schema.js';
 import { K8S_SERVICE_TYPES, PROVISIONING_STATUSES, SERVICE_TYPES } from '../domain/service.js';
 import { SITE_ROLES, SITE_STATES } from '../domain/service-sites.js';
 import { CHANGE_FLAGS } from '../store/changes.js';
@@ -312,3 +312,113 @@ export const imageRegistryView = z
     userEmail: z.string(),
   })
   .strict();
+
+const topologySiteView = z
+  .object({
+    key: z.string(),
+    kind: z.enum(['agent', 'default-router']),
+    name: z.string(),
+    host: z.string().nullable(),
+    routerMode: z.enum(ROUTER_MODES),
+    natsMode: z.enum(NATS_MODES).nullable(),
+    hub: z.boolean(),
+    online: z.boolean().nullable(),
+    lastSeen: z.string().nullable(),
+    state: z.enum(SITE_STATES),
+    since: z.string().nullable(),
+    configVersion: z.number().int().nullable().optional(),
+    acknowledgedVersion: z.number().int().nullable().optional(),
+    rebuildPending: z.boolean().optional(),
+  })
+  .strict();
+
+const routerLinkView = z
+  .object({
+    kind: z.literal('router'),
+    from: z.string(),
+    to: z.string(),
+    role: z.enum(['edge', 'inter-router']),
+    host: z.string(),
+    port: z.number().int(),
+    held: z.boolean().nullable(),
+    reason: z.string().optional(),
+  })
+  .strict();
+
+const natsLinkView = z
+  .object({
+    kind: z.enum(['nats-leaf', 'nats-route']),
+    from: z.string(),
+    to: z.string(),
+    host: z.string(),
+    port: z.number().int(),
+  })
+  .strict();
+
+const topologyServiceView = z
+  .object({
+    name: z.string(),
+    type: z.enum(SERVICE_TYPES),
+    bridgePort: z.number().int().nullable(),
+    status: z.enum(PROVISIONING_STATUSES),
+    connector: z.string().nullable(),
+    hub: z.string().nullable(),
+    sites: sitesSummaryView,
+  })
+  .strict();
+
+const placementView = z
+  .object({ site: z.string(), roles: z.array(z.enum(SITE_ROLES)), state: z.enum(SITE_STATES) })
+  .strict();
+
+const topologyCountsView = z
+  .object({
+    sites: z.number().int(),
+    byRouterMode: z.record(z.enum(ROUTER_MODES), z.number().int()),
+    byState: z.record(z.enum(SITE_STATES), z.number().int()),
+    online: z.number().int(),
+    silent: z.number().int(),
+    routerLinks: z.number().int(),
+    natsLinks: z.number().int(),
+  })
+  .strict();
+
+const topologyNatsHubView = z
+  .object({ host: z.string(), leafPort: z.number().int(), agentUuid: z.string().nullable() })
+  .strict()
+  .nullable();
+
+/** GET /api/v3/topology: the full form (a page of sites) or, for a large fleet, the summary form. */
+export const topologyView = z.discriminatedUnion('form', [
+  z
+    .object({
+      form: z.literal('full'),
+      counts: topologyCountsView,
+      sites: z.array(topologySiteView),
+      links: z.array(z.union([routerLinkView, natsLinkView])),
+      natsHub: topologyNatsHubView,
+      services: z.array(topologyServiceView).optional(),
+      placements: z.array(placementView).optional(),
+      next: z.string().optional(),
+    })
+    .strict(),
+  z
+    .object({
+      form: z.literal('summary'),
+      counts: topologyCountsView,
+      hub: z
+        .object({ sites: z.array(topologySiteView), links: z.array(routerLinkView), more: z.number().int() })
+        .strict(),
+      unhealthy: z.object({ sites: z.array(topologySiteView), more: z.number().int() }).strict(),
+      services: z
+        .object({
+          count: z.number().int(),
+          byStatus: z.record(z.string(), z.number().int()),
+          notReady: z.array(topologyServiceView),
+        })
+        .strict(),
+      natsHub: topologyNatsHubView,
+      placements: z.array(placementView).optional(),
+    })
+    .strict(),
+]);

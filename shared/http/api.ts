@@ -37,7 +37,9 @@ export type ApiFunctionName =
   | 'router'
   | 'status'
   | 'openapi'
-  | 'agent-protocol';
+  | 'agent-protocol'
+  | 'topology'
+  | 'ui';
 
 /** A JSON request body: the schema the document shows is the one the body is validated with. */
 export interface JsonRequest<T> {
@@ -75,7 +77,9 @@ export interface RouteRequest<B> {
 
 export interface Reply {
   status: number;
+  /** A JSON body; or `text`, sent as it is with its own content type. */
   body?: unknown;
+  text?: string;
   headers?: Record<string, string>;
 }
 
@@ -95,6 +99,8 @@ export interface RouteRecord<B = unknown> {
   query?: z.ZodObject;
   /** Success status → body schema (`null`: no body). */
   responses: Record<number, z.ZodType | null>;
+  /** The media types of a success body, when not JSON (the page's files). */
+  produces?: readonly string[];
   // A method signature, so records with different bodies fit in one list of RouteRecord<unknown>.
   handler(request: RouteRequest<B>): Promise<Reply>;
 }
@@ -139,6 +145,11 @@ export const reply = {
   ok: (body: unknown): Reply => ({ status: 200, body }),
   created: (body: unknown): Reply => ({ status: 201, body }),
   noContent: (): Reply => ({ status: 204 }),
+  text: (contentType: string, text: string, headers: Record<string, string> = {}): Reply => ({
+    status: 200,
+    text,
+    headers: { 'content-type': contentType, ...headers },
+  }),
 };
 
 export function header(event: ApiEvent, name: string): string | undefined {
@@ -288,6 +299,8 @@ const errorMapper = (): middy.MiddlewareObj<ApiEvent, ApiResult> => ({
 });
 
 function toResult(answer: Reply): ApiResult {
+  if (answer.text !== undefined)
+    return { statusCode: answer.status, headers: answer.headers, body: answer.text };
   if (answer.body === undefined) return { statusCode: answer.status, headers: answer.headers };
   return {
     statusCode: answer.status,

@@ -19,8 +19,9 @@ function operationId(record: AnyRouteRecord): string {
 function operation(record: AnyRouteRecord): ZodOpenApiOperationObject {
   const responses: Record<string, ZodOpenApiResponseObject> = {};
   for (const [status, schema] of Object.entries(record.responses)) {
+    const types = record.produces ?? ['application/json'];
     responses[status] = schema
-      ? { description: record.summary, content: { 'application/json': { schema } } }
+      ? { description: record.summary, content: Object.fromEntries(types.map((type) => [type, { schema }])) }
       : { description: record.summary };
   }
   responses.default = {

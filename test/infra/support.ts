@@ -11,6 +11,8 @@ import { routes as registryRoutes } from '../../functions/api/registry.js';
 import { routes as routerRoutes } from '../../functions/api/router.js';
 import { routes as servicesRoutes } from '../../functions/api/services.js';
 import { routes as statusRoutes } from '../../functions/api/status.js';
+import { routes as topologyRoutes } from '../../functions/api/topology.js';
+import { routes as uiRoutes } from '../../functions/api/ui.js';
 import { createApp } from '../../infra/lib/app.js';
 import { STUB_CODE_CONTEXT } from '../../infra/lib/fogbridge-function.js';
 import type { ApiFunctionName, ApiRouteAuth } from '../../infra/lib/routes.js';
@@ -59,6 +61,8 @@ const MODULE_ROUTES: Record<ApiFunctionName, readonly AnyRouteRecord[]> = {
   status: statusRoutes,
   openapi: openapiRoutes,
   'agent-protocol': agentProtocolRoutes,
+  topology: topologyRoutes,
+  ui: uiRoutes,
 };
 
 /**

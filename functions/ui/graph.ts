@@ -1,0 +1,241 @@
+/**
+ * What the network page draws, from the topology the API answers: pure, so the mapping is tested on
+ * its own (test/unit/ui-graph.test.ts) and the page only hands the result to the graph library.
+ * Types are restated here rather than imported: this module runs in the browser.
+ */
+
+export type SiteState = 'applied' | 'pending' | 'offline';
+
+export interface Site {
+  key: string;
+  kind: 'agent' | 'default-router';
+  name: string;
+  host: string | null;
+  routerMode: 'interior' | 'edge' | 'none';
+  natsMode: string | null;
+  hub: boolean;
+  online: boolean | null;
+  lastSeen: string | null;
+  state: SiteState;
+  since: string | null;
+  configVersion?: number | null;
+  acknowledgedVersion?: number | null;
+  rebuildPending?: boolean;
+}
+
+export interface Link {
+  kind: 'router' | 'nats-leaf' | 'nats-route';
+  from: string;
+  to: string;
+  host: string;
+  port: number;
+  role?: 'edge' | 'inter-router';
+  held?: boolean | null;
+  reason?: string;
+}
+
+export interface Service {
+  name: string;
+  type: string;
+  bridgePort: number | null;
+  status: string;
+  connector: string | null;
+  hub: string | null;
+  sites: { expected: number; applied: number; pending: number; offline: number };
+}
+
+export interface Placement {
+  site: string;
+  roles: string[];
+  state: SiteState;
+}
+
+export type Topology =
+  | {
+      form: 'full';
+      sites: Site[];
+      links: Link[];
+      services?: Service[];
+      placements?: Placement[];
+      next?: string;
+      counts: Record<string, unknown>;
+    }
+  | {
+      form: 'summary';
+      hub: { sites: Site[]; links: Link[]; more: number };
+      unhealthy: { sites: Site[]; more: number };
+      services: { count: number; notReady: Service[] };
+      placements?: Placement[];
+      counts: { sites: number } & Record<string, unknown>;
+    };
+
+/** The colours a site is drawn in, by state (the legend shows the same). */
+export const STATE_COLOURS: Record<SiteState | 'uninvolved', string> = {
+  applied: '#2e7d32',
+  pending: '#f9a825',
+  offline: '#9e9e9e',
+  uninvolved: '#e0e0e0',
+};
+
+export interface NodeData {
+  id: string;
+  label: string;
+  kind: 'site' | 'nats-hub';
+  routerMode: string;
+  hub: boolean;
+  /** The colour's reason: the site's own state, or (a service selected) its state of that service. */
+  shade: SiteState | 'uninvolved';
+  /** What the selected service has on the site: `hub`, `connector`, `listener`. */
+  roles: string[];
+  /** An agent not heard from within the offline threshold. */
+  silent: boolean;
+}
+
+export interface EdgeData {
+  id: string;
+  source: string;
+  target: string;
+  kind: Link['kind'];
+  /** A router link whose ends do not both hold it. */
+  notHeld: boolean;
+  label: string;
+}
+
+/** The sites and links a topology answer carries, whichever its form. */
+export function sitesAndLinks(topology: Topology): { sites: Site[]; links: Link[] } {
+  if (topology.form === 'full') return { sites: topology.sites, links: topology.links };
+  const sites = new Map<string, Site>();
+  for (const site of [...topology.hub.sites, ...topology.unhealthy.sites]) sites.set(site.key, site);
+  return { sites: [...sites.values()], links: topology.hub.links };
+}
+
+/**
+ * The graph's nodes and edges: one node per site, one for a NATS hub that is not an agent when a leaf
+ * links to it, one edge per link whose ends are both drawn. With `placements` (a service selected),
+ * each site is shaded by its state of that service and the others are drawn as uninvolved.
+ */
+export function graphOf(
+  sites: readonly Site[],
+  links: readonly Link[],
+  placements?: readonly Placement[],
+): { nodes: NodeData[]; edges: EdgeData[] } {
+  const placed = new Map((placements ?? []).map((placement) => [placement.site, placement]));
+  const nodes: NodeData[] = sites.map((site) => {
+    const placement = placed.get(site.key);
+    return {
+      id: site.key,
+      label: site.name,
+      kind: 'site',
+      routerMode: site.routerMode,
+      hub: site.hub,
+      shade: placements ? (placement?.state ?? 'uninvolved') : site.state,
+      roles: placement?.roles ?? [],
+      silent: site.online === false,
+    };
+  });
+  const drawn = new Set(nodes.map((node) => node.id));
+  if (links.some((link) => link.to === 'default-nats-hub') && !drawn.has('default-nats-hub')) {
+    nodes.push({
+      id: 'default-nats-hub',
+      label: 'NATS hub',
+      kind: 'nats-hub',
+      routerMode: 'none',
+      hub: false,
+      shade: placements ? 'uninvolved' : 'applied',
+      roles: [],
+      silent: false,
+    });
+    drawn.add('default-nats-hub');
+  }
+  const edges = links
+    .filter((link) => drawn.has(link.from) && drawn.has(link.to))
+    .map((link) => ({
+      id: `${link.kind}:${link.from}>${link.to}`,
+      source: link.from,
+      target: link.to,
+      kind: link.kind,
+      notHeld: link.kind === 'router' && link.held === false,
+      label: `${link.kind === 'router' ? link.role : link.kind} ${link.port}`,
+    }));
+  return { nodes, edges };
+}
+
+/**
+ * What the page draws against what the API answered: sites the API has that are not drawn, and drawn
+ * sites the API does not have. Both empty when the page shows exactly the API's sites.
+ */
+export function compareDrawnSites(
+  apiSites: readonly Pick<Site, 'key'>[],
+  drawnSiteIds: readonly string[],
+): { missing: string[]; unknown: string[] } {
+  const api = new Set(apiSites.map((site) => site.key));
+  const drawn = new Set(drawnSiteIds);
+  return {
+    missing: [...api].filter((key) => !drawn.has(key)).sort(),
+    unknown: [...drawn].filter((key) => !api.has(key)).sort(),
+  };
+}
+
+export interface SiteRow {
+  key: string;
+  name: string;
+  mode: string;
+  state: SiteState;
+  heard: string;
+  config: string;
+}
+
+/** The sites table: hub first, then by name; `filter` matches any cell, case-insensitively. */
+export function siteRows(sites: readonly Site[], filter = '', now = Date.now()): SiteRow[] {
+  const rows = [...sites]
+    .sort((a, b) => Number(b.hub) - Number(a.hub) || a.name.localeCompare(b.name))
+    .map((site) => ({
+      key: site.key,
+      name: site.name,
+      mode: `${site.routerMode}${site.hub ? ' (hub)' : ''}${site.natsMode && site.natsMode !== 'none' ? ` / NATS ${site.natsMode}` : ''}`,
+      state: site.state,
+      heard: heardText(site, now),
+      config:
+        site.configVersion === undefined || site.configVersion === null
+          ? '—'
+          : `${site.acknowledgedVersion ?? 0} of ${site.configVersion}${site.rebuildPending ? ', rebuild pending' : ''}`,
+    }));
+  return rows.filter((row) => matches(filter, Object.values(row)));
+}
+
+function heardText(site: Site, now: number): string {
+  if (site.online === null) return 'not polled';
+  if (!site.lastSeen) return 'never';
+  const seconds = Math.max(0, Math.round((now - Date.parse(site.lastSeen)) / 1000));
+  return `${site.online ? 'online' : 'silent'}, ${seconds} s ago`;
+}
+
+export interface ServiceRow {
+  name: string;
+  type: string;
+  port: string;
+  status: string;
+  connector: string;
+  sites: string;
+}
+
+/** The services table, by name; connector sites by name where the page knows them. */
+export function serviceRows(services: readonly Service[], sites: readonly Site[], filter = ''): ServiceRow[] {
+  const names = new Map(sites.map((site) => [site.key, site.name]));
+  return [...services]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((service) => ({
+      name: service.name,
+      type: service.type,
+      port: service.bridgePort === null ? '—' : String(service.bridgePort),
+      status: service.status,
+      connector: service.connector ? (names.get(service.connector) ?? service.connector) : '—',
+      sites: `${service.sites.applied} of ${service.sites.expected} applied${service.sites.pending ? `, ${service.sites.pending} pending` : ''}${service.sites.offline ? `, ${service.sites.offline} offline` : ''}`,
+    }))
+    .filter((row) => matches(filter, Object.values(row)));
+}
+
+function matches(filter: string, cells: readonly string[]): boolean {
+  const wanted = filter.trim().toLowerCase();
+  return wanted === '' || cells.some((cell) => cell.toLowerCase().includes(wanted));
+}

@@ -1,0 +1,314 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareDrawnSites, STATE_COLOURS, type Topology } from '../../functions/ui/graph.js';
+import { mintUserToken } from '../../infra/local/auth.js';
+import { checkoutYaml } from '../fixtures/seed-000.js';
+import { CHECKOUT_MICROSERVICE, createAgent, FOG_A, HUB } from '../fixtures/world.js';
+import { ApiClient, eventually } from '../support/client.js';
+import { ScriptedAgent } from '../support/scripted-agent.js';
+
+/**
+ * The network page in a real browser (Debian's Chromium, driven by playwright-core) against `npm start`:
+ * the README's fleet (hub, fog-a with orders/checkout, the checkout service) and ten edge agents, four
+ * of them tagged for checkout, each a scripted Edgelet polling the controller.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const OUTPUT = join(ROOT, 'test/browser/output');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Chromium on a machine without internet: no background connections, no sandbox as root. */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** A colour as the graph library reports a node's style. */
+const rgb = (hex: string) =>
+  `rgb(${[1, 3, 5].map((at) => Number.parseInt(hex.slice(at, at + 2), 16)).join(',')})`;
+
+let runtime: ChildProcess;
+let url: string;
+let dataDir: string;
+let admin: ApiClient;
+let viewerToken: string;
+let browser: Browser;
+const agents = new Map<string, ScriptedAgent>();
+/** Agents whose Edgelet is stopped: `status` still reports but does not pull changes; `silent` neither. */
+const stopped = new Map<string, 'status' | 'silent'>();
+let ticking = true;
+let ticker: Promise<void>;
+
+async function startNpmStart(): Promise<void> {
+  dataDir = mkdtempSync(join(tmpdir(), 'fogbridge-page-'));
+  runtime = spawn('npm', ['start'], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      PORT: '0',
+      FOGBRIDGE_DATA_DIR: dataDir,
+      AGENT_OFFLINE_AFTER_SECONDS: '4',
+      LOG_LEVEL: 'ERROR',
+    },
+  });
+  url = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    runtime.stdout!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const found = /fogbridge listening on (http:\/\/\S+)/.exec(seen);
+      if (found) resolve(found[1]!);
+    });
+    runtime.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${seen}`)));
+  });
+}
+
+/** Every running agent reports and pulls its changes, as Edgelet's workers do, until the suite ends. */
+async function tickAgents(): Promise<void> {
+  while (ticking) {
+    await Promise.all(
+      [...agents].map(async ([name, agent]) => {
+        const mode = stopped.get(name);
+        if (mode === 'silent') return;
+        await agent.reportStatus().catch(() => undefined);
+        if (!mode) await agent.poll().catch(() => undefined);
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 400));
+  }
+}
+
+async function topology(query = ''): Promise<Topology> {
+  const answer = await new ApiClient(url, viewerToken).get<Topology>(`/api/v3/topology${query}`);
+  expect(answer.status, answer.text).toBe(200);
+  return answer.body;
+}
+
+async function openPage(options: { width?: number; token?: string } = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${url}/ui?refresh=700`);
+  if (options.token !== undefined) {
+    await page.fill('#token', options.token);
+    await page.press('#token', 'Enter');
+  }
+  return page;
+}
+
+const pageApi = <T>(page: Page, call: string) => page.evaluate(`window.fogbridgePage.${call}`) as Promise<T>;
+
+async function refreshed(page: Page): Promise<void> {
+  const before = await pageApi<number>(page, 'refreshes()');
+  await expect.poll(() => pageApi<number>(page, 'refreshes()'), { timeout: 20_000 }).toBeGreaterThan(before);
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`Chromium not found at ${CHROMIUM}: .ci/run installs the chromium package`);
+  mkdirSync(OUTPUT, { recursive: true });
+  await startNpmStart();
+  admin = new ApiClient(url, readFileSync(join(dataDir, 'admin.token'), 'utf8').trim());
+  viewerToken = await mintUserToken(dataDir, { role: 'viewer', subject: 'vera' });
+  // The README's fleet, and ten edge agents; the first four listen for checkout.
+  const uuids = new Map<string, string>([['hub', await createAgent(admin, HUB)]]);
+  uuids.set('fog-a', await createAgent(admin, FOG_A));
+  expect((await admin.post('/api/v3/application', { name: 'orders' })).status).toBe(201);
+  expect((await admin.post('/api/v3/microservices', CHECKOUT_MICROSERVICE)).status).toBe(201);
+  expect((await admin.postYaml('/api/v3/services/yaml', checkoutYaml)).status).toBe(201);
+  for (let n = 1; n <= 10; n += 1) {
+    const name = `edge-${String(n).padStart(2, '0')}`;
+    const tags = n <= 4 ? ['service.iofog.org/tag: checkout'] : [];
+    uuids.set(name, await createAgent(admin, { name, host: `10.0.1.${n}`, tags }));
+  }
+  for (const [name, uuid] of uuids) {
+    const key = await admin.get<{ key: string }>(`/api/v3/iofog/${uuid}/provisioning-key`);
+    const agent = new ScriptedAgent(url);
+    await agent.provision(key.body.key, 1);
+    agents.set(name, agent);
+  }
+  ticker = tickAgents();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  // Every site applied and every link held before the page is looked at.
+  await eventually(
+    async () => {
+      const now = await topology();
+      const settled =
+        now.form === 'full' &&
+        now.sites.length === 12 &&
+        now.sites.every((site) => site.state === 'applied') &&
+        now.links.every((link) => link.kind !== 'router' || link.held === true) &&
+        now.services?.[0]?.status === 'ready';
+      return settled ? now : undefined;
+    },
+    'the fleet settled',
+    120_000,
+  );
+}, 240_000);
+
+afterAll(async () => {
+  ticking = false;
+  await ticker;
+  await browser?.close();
+  if (runtime?.pid) {
+    process.kill(-runtime.pid, 'SIGTERM');
+    await new Promise((resolve) => runtime.once('exit', resolve));
+  }
+});
+
+describe('the network page', () => {
+  it('draws every site and link the API has and, for checkout, colours each site by its state of it', async () => {
+    // Prepare
+    const page = await openPage({ token: viewerToken });
+    await refreshed(page);
+    const api = await topology();
+    if (api.form !== 'full') throw new Error('expected the full form for 12 sites');
+    const uuidOf = (name: string) => api.sites.find((site) => site.name === name)!.key;
+
+    // Act
+    await page.selectOption('#service', 'checkout');
+    await refreshed(page);
+    await refreshed(page);
+
+    // Assess: the drawn sites are the API's, every link is drawn, and checkout's sites are applied
+    const drawn = await pageApi<string[]>(page, 'drawnSites()');
+    expect(compareDrawnSites(api.sites, drawn)).toEqual({ missing: [], unknown: [] });
+    expect((await pageApi<string[]>(page, 'drawnLinks()')).sort()).toEqual(
+      api.links.map((link) => `${link.kind}:${link.from}>${link.to}`).sort(),
+    );
+    const placements = (await topology('?service=checkout')) as {
+      placements?: { site: string; roles: string[] }[];
+    };
+    expect(placements.placements?.find((p) => p.site === uuidOf('fog-a'))?.roles).toContain('connector');
+    for (const name of ['hub', 'fog-a', 'edge-01', 'edge-02', 'edge-03', 'edge-04']) {
+      expect(await pageApi<string>(page, `colourOf(${JSON.stringify(uuidOf(name))})`), name).toBe(
+        rgb(STATE_COLOURS.applied),
+      );
+    }
+    for (const name of ['edge-05', 'edge-06', 'edge-10']) {
+      expect(await pageApi<string>(page, `colourOf(${JSON.stringify(uuidOf(name))})`), name).toBe(
+        rgb(STATE_COLOURS.uninvolved),
+      );
+    }
+    for (const link of api.links.filter((each) => each.kind === 'router')) {
+      expect(
+        await pageApi<string>(page, `lineStyleOf(${JSON.stringify(`router:${link.from}>${link.to}`)})`),
+      ).toBe('solid');
+    }
+    expect(await pageApi<string>(page, `borderStyleOf(${JSON.stringify(uuidOf('hub'))})`)).toBe('solid');
+    expect(await page.locator('#sites-body tr').count()).toBe(12);
+    await page.screenshot({ path: join(OUTPUT, 'network.png'), fullPage: true });
+    await page.context().close();
+  });
+
+  it('turns a site pending when its agent stops applying, and offline when it falls silent', async () => {
+    // Prepare: edge-02 reports its status but no longer pulls its changes
+    const api = await topology();
+    const edge02 = api.form === 'full' ? api.sites.find((site) => site.name === 'edge-02')!.key : '';
+    stopped.set('edge-02', 'status');
+
+    // Act: a new service for the agents tagged checkout, and the page colouring by it
+    const created = await admin.post('/api/v3/services', {
+      name: 'payments',
+      type: 'external',
+      resource: 'payments.example.com',
+      targetPort: 443,
+      tags: ['checkout'],
+    });
+    expect(created.status, created.text).toBe(201);
+    const page = await openPage({ token: viewerToken });
+    await expect
+      .poll(() => page.locator('#service option[value="payments"]').count(), { timeout: 20_000 })
+      .toBe(1);
+    await page.selectOption('#service', 'payments');
+
+    // Assess: pending while it is heard from, offline once it is not
+    const colour = () => pageApi<string>(page, `colourOf(${JSON.stringify(edge02)})`);
+    await expect.poll(colour, { timeout: 60_000, interval: 300 }).toBe(rgb(STATE_COLOURS.pending));
+    stopped.set('edge-02', 'silent');
+    await expect.poll(colour, { timeout: 60_000, interval: 300 }).toBe(rgb(STATE_COLOURS.offline));
+    expect(await pageApi<string>(page, `borderStyleOf(${JSON.stringify(edge02)})`)).toBe('dashed');
+    await expect
+      .poll(() => page.locator('#sites-body tr', { hasText: 'edge-02' }).textContent(), { timeout: 20_000 })
+      .toContain('offline');
+    await page.screenshot({ path: join(OUTPUT, 'network-offline.png'), fullPage: true });
+    stopped.delete('edge-02');
+    await expect.poll(colour, { timeout: 60_000, interval: 300 }).toBe(rgb(STATE_COLOURS.applied));
+    await page.context().close();
+  });
+
+  it('works from the keyboard alone: token, service, filter', async () => {
+    // Prepare
+    const page = await openPage();
+    const focused = () => page.evaluate(() => document.activeElement?.id ?? '');
+    const tabTo = async (id: string) => {
+      for (let step = 0; step < 15 && (await focused()) !== id; step += 1) await page.keyboard.press('Tab');
+      expect(await focused()).toBe(id);
+    };
+
+    // Act: the token typed and submitted with Enter, checkout chosen by typing, sites filtered
+    await tabTo('token');
+    await page.keyboard.type(viewerToken);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => pageApi<number>(page, 'refreshes()'), { timeout: 20_000 }).toBeGreaterThan(0);
+    await tabTo('service');
+    await page.keyboard.type('checkout');
+    await tabTo('site-filter');
+    await page.keyboard.type('edge-0');
+
+    // Assess: every control was reached and acted on without a pointer, and focus is visible
+    expect(await page.locator('#service').inputValue()).toBe('checkout');
+    await expect.poll(() => page.locator('#sites-body tr').count()).toBe(9);
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    expect(outline).not.toBe('none');
+    await page.context().close();
+  });
+
+  it('keeps the tables usable 390 pixels wide', async () => {
+    // Prepare / Act
+    const page = await openPage({ width: 390, token: viewerToken });
+    await refreshed(page);
+
+    // Assess: nothing wider than the screen, and each row's cells stacked with their labels
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    const row = page.locator('#sites-body tr').first();
+    const box = await row.boundingBox();
+    expect(box!.x).toBeGreaterThanOrEqual(0);
+    expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+    expect(
+      await row
+        .locator('td')
+        .first()
+        .evaluate((td) => getComputedStyle(td, '::before').content),
+    ).toBe('"Name: "');
+    await page.screenshot({ path: join(OUTPUT, 'network-phone.png'), fullPage: true });
+    await page.context().close();
+  });
+
+  it('shows nothing and says why without a token or with a bad one', async () => {
+    // Prepare / Act: no token
+    const page = await openPage();
+    await expect.poll(() => page.locator('#status').textContent()).toContain('Enter a viewer or admin token');
+    expect(await page.locator('#main').isHidden()).toBe(true);
+    expect(await pageApi<string[]>(page, 'drawnSites()')).toEqual([]);
+
+    // Act: a token that is not one
+    await page.fill('#token', 'not-a-token');
+    await page.press('#token', 'Enter');
+
+    // Assess
+    await expect.poll(() => page.locator('#status').textContent()).toContain('The token was refused (401)');
+    expect(await page.locator('#main').isHidden()).toBe(true);
+    expect(await pageApi<string[]>(page, 'drawnSites()')).toEqual([]);
+    await page.context().close();
+  });
+});
