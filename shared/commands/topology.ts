@@ -278,7 +278,9 @@ export async function readTopology(query: TopologyQuery): Promise<Topology> {
     ...natsLinks(facts.agents, facts.natsHub ?? undefined),
   ];
   const scope = await scopeOf(facts, query, allLinks);
-  const links = allLinks.filter((link) => scope.keys.has(link.from) || scope.keys.has(link.to));
+  // The links the sites in scope dial (their far ends are shown with them: a filtered view stays
+  // connected to where it dials).
+  const links = allLinks.filter((link) => scope.keys.has(link.from));
   const summary =
     query.form === 'summary' ||
     (query.form === undefined &&
@@ -296,10 +298,8 @@ async function fullForm(
   const start = query.after === undefined ? 0 : ordered.findIndex((key) => key > query.after!);
   const page = start < 0 ? [] : ordered.slice(start, start + query.limit);
   const onPage = new Set(page);
-  // Each link once, on the page of the site that dials it (a route between servers: the first one).
-  const links = scopeLinks.filter(
-    (link) => onPage.has(link.from) || (!scope.keys.has(link.from) && onPage.has(link.to)),
-  );
+  // Each link once, on the page of the site that dials it.
+  const links = scopeLinks.filter((link) => onPage.has(link.from));
   const ends = new Set([...page, ...links.flatMap((link) => [link.from, link.to])]);
   const described = await describeSites(facts, [...new Set([...ordered, ...ends])], ends);
   const routerLinksOnPage = links.filter((link): link is RouterLink => link.kind === 'router');
