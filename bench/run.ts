@@ -10,11 +10,13 @@ import { type HubDocument, runBurst } from './scenarios/burst.js';
 import { runChurn } from './scenarios/churn.js';
 import { runFanOut } from './scenarios/fan-out.js';
 import { runScale } from './scenarios/scale.js';
+import { runTopology } from './scenarios/topology.js';
 import { Observer, RuntimeControl } from './support.js';
 
 /**
  * `npm run bench [-- --quick] [--n 500 --clients 50 --agents 1000 --churn-seconds 30 --scenarios s1,s2,s3]
  *   [--scale-services 10000 --scale-agents 10000 (S4, only when named in --scenarios)]
+ *   [--topology-agents 1000,10000 (S5, only when named in --scenarios)]
  *   [--latency dynamodb=4ms,sqs=10ms] [--url http://controller:51121 --token <admin token>]`
  * Runs the scenarios against the embedded runtime (real handlers, dynalite, fauxqs), started in a
  * process of its own for each scenario, from a load generator in another, and prints a table;
@@ -30,6 +32,7 @@ const { values } = parseArgs({
     agents: { type: 'string' },
     'scale-services': { type: 'string' },
     'scale-agents': { type: 'string' },
+    'topology-agents': { type: 'string' },
     'churn-seconds': { type: 'string' },
     workers: { type: 'string', default: '4' },
     scenarios: { type: 'string', default: 's1,s2,s3' },
@@ -53,6 +56,7 @@ const settings = {
   workers: Number(values.workers),
   scaleServices: Number(values['scale-services'] ?? (quick ? 2_000 : 10_000)),
   scaleAgents: Number(values['scale-agents'] ?? (quick ? 1_000 : 10_000)),
+  topologyAgents: (values['topology-agents'] ?? (quick ? '50,300' : '1000,10000')).split(',').map(Number),
 };
 // S2 and S3 are about agents and churn, the same on both control planes: on Kubernetes only S1 runs.
 const scenarios = new Set(kubernetes ? ['s1'] : values.scenarios.split(','));
@@ -84,7 +88,7 @@ async function withRuntime<T>(
         dataDir,
         workers: settings.workers,
         // S2 runs its sweeps itself, to count what one costs.
-        sweepIntervalMs: scenarios.has('s2') || scenarios.has('s4') ? 3_600_000 : 10_000,
+        sweepIntervalMs: scenarios.has('s2') || scenarios.has('s4') || scenarios.has('s5') ? 3_600_000 : 10_000,
         latency: values.latency ?? '',
         env: {
           LOG_LEVEL: 'ERROR',
@@ -176,6 +180,7 @@ if (childResult) {
     if (scenarios.has('s1')) return runBurst(api, observer, settings, control, kubernetesHub);
     if (scenarios.has('s2')) return runFanOut(api, observer, settings, control);
     if (scenarios.has('s4')) return runScale(api, observer, settings, control);
+    if (scenarios.has('s5')) return runTopology(api, settings, control);
     return runChurn(api, observer, settings);
   });
   writeFileSync(childResult, JSON.stringify(result));
@@ -195,11 +200,12 @@ if (values.url) {
 
 // Each scenario gets a fresh runtime and store, in a process of its own (S2's thousand agents must not
 // see S1's services, and one scenario's garbage and warm caches must not time the next).
-for (const scenario of ['s1', 's2', 's3', 's4'].filter((name) => scenarios.has(name))) {
+for (const scenario of ['s1', 's2', 's3', 's4', 's5'].filter((name) => scenarios.has(name))) {
   const out = join(mkdtempSync(join(tmpdir(), 'fogbridge-bench-result-')), 'result.json');
   const args = [
     ...['--n', settings.n, '--clients', settings.clients, '--agents', settings.agents].map(String),
     ...['--scale-services', settings.scaleServices, '--scale-agents', settings.scaleAgents].map(String),
+    ...['--topology-agents', settings.topologyAgents.join(',')],
     ...['--churn-seconds', settings.churnSeconds, '--workers', settings.workers].map(String),
     ...['--control-plane', values['control-plane'], '--scenarios', scenario, '--child-result', out],
     ...(values.latency ? ['--latency', values.latency] : []),

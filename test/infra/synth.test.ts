@@ -49,7 +49,10 @@ function run(
   });
 }
 
-/** Imports each bundle (BUNDLES: id → file URL), then invokes the status bundle with a sample event. */
+/**
+ * Imports each bundle (BUNDLES: id → file URL), then invokes the status bundle and the page bundle
+ * (which serves the page's script built beside it) with sample events.
+ */
 const LOAD_BUNDLES = `
 import { readFileSync } from 'node:fs';
 const handlers = {};
@@ -59,7 +62,11 @@ for (const [id, url] of Object.entries(JSON.parse(process.env.BUNDLES))) {
 const { handler } = await import(process.env.STATUS_BUNDLE);
 const event = JSON.parse(readFileSync(process.env.STATUS_EVENT, 'utf8'));
 const status = await handler(event, { functionName: 'status', awsRequestId: 'synth-test' });
-console.log(JSON.stringify({ handlers, status }));
+const ui = await (await import(process.env.UI_BUNDLE)).handler(
+  JSON.parse(readFileSync(process.env.UI_EVENT, 'utf8')),
+  { functionName: 'ui', awsRequestId: 'synth-test' },
+);
+console.log(JSON.stringify({ handlers, status, ui: { ...ui, body: ui.body.length } }));
 `;
 
 function node(script: string, env: Record<string, string>) {
@@ -67,7 +74,7 @@ function node(script: string, env: Record<string, string>) {
 }
 
 describe('cdk synth (the CLI, with real bundling)', () => {
-  it('synthesizes offline, bundles every function as loadable ESM, and the status bundle answers', async () => {
+  it('synthesizes offline, bundles every function as loadable ESM, and the status and page bundles answer', async () => {
     // Prepare
     const context = Object.entries(REQUIRED_CONTEXT).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
 
@@ -96,15 +103,22 @@ describe('cdk synth (the CLI, with real bundling)', () => {
       BUNDLES: JSON.stringify(bundles),
       STATUS_BUNDLE: bundles[statusId]!,
       STATUS_EVENT: join(REPO_ROOT, 'events/api-get-status.json'),
+      UI_BUNDLE: bundles[Object.keys(bundles).find((id) => id.startsWith('ApiUiFunction'))!]!,
+      UI_EVENT: join(REPO_ROOT, 'events/api-get-ui-app.json'),
     });
     expect(loaded.code, loaded.output).toBe(0);
     const result = JSON.parse(loaded.output.trim().split('\n').at(-1)!) as {
       handlers: Record<string, string>;
       status: { statusCode: number; body: string };
+      ui: { statusCode: number; headers: Record<string, string>; body: number };
     };
     expect(Object.values(result.handlers)).toEqual(Array(FUNCTION_COUNT).fill('function'));
     expect(result.status.statusCode).toBe(200);
     expect(JSON.parse(result.status.body)).toMatchObject({ status: 'online' });
+    // The page's script, bundled with its graph library at deployment (no bundler in the function).
+    expect(result.ui.statusCode).toBe(200);
+    expect(result.ui.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(result.ui.body).toBeGreaterThan(100_000);
   });
 
   it('fails with a message naming a missing required context key', async () => {
