@@ -88,7 +88,8 @@ async function withRuntime<T>(
         dataDir,
         workers: settings.workers,
         // S2 runs its sweeps itself, to count what one costs.
-        sweepIntervalMs: scenarios.has('s2') || scenarios.has('s4') || scenarios.has('s5') ? 3_600_000 : 10_000,
+        sweepIntervalMs:
+          scenarios.has('s2') || scenarios.has('s4') || scenarios.has('s5') ? 3_600_000 : 10_000,
         latency: values.latency ?? '',
         env: {
           LOG_LEVEL: 'ERROR',

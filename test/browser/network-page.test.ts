@@ -207,6 +207,13 @@ describe('the network page', () => {
     expect(await pageApi<string>(page, `borderStyleOf(${JSON.stringify(uuidOf('hub'))})`)).toBe('solid');
     expect(await page.locator('#sites-body tr').count()).toBe(12);
     await page.screenshot({ path: join(OUTPUT, 'network.png'), fullPage: true });
+    // The token is kept for the browser session: a reload draws the network without asking again.
+    await page.reload();
+    await expect.poll(() => pageApi<number>(page, 'refreshes()'), { timeout: 20_000 }).toBeGreaterThan(0);
+    expect(compareDrawnSites(api.sites, await pageApi<string[]>(page, 'drawnSites()'))).toEqual({
+      missing: [],
+      unknown: [],
+    });
     await page.context().close();
   });
 
