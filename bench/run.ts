@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { injectedLatencyFrom } from '../infra/local/settings.js';
 import { quietSdkVersionWarning } from '../shared/config.js';
 import { ApiClient } from '../test/support/client.js';
 import { type HubDocument, runBurst } from './scenarios/burst.js';
@@ -11,41 +12,85 @@ import { runChurn } from './scenarios/churn.js';
 import { runFanOut } from './scenarios/fan-out.js';
 import { runScale } from './scenarios/scale.js';
 import { runTopology } from './scenarios/topology.js';
-import { Observer, RuntimeControl } from './support.js';
+import { Observer, type OperationCalls, RuntimeControl } from './support.js';
 
-/**
- * `npm run bench [-- --quick] [--n 500 --clients 50 --agents 1000 --churn-seconds 30 --scenarios s1,s2,s3]
- *   [--scale-services 10000 --scale-agents 10000 (S4, only when named in --scenarios)]
- *   [--topology-agents 1000,10000 (S5, only when named in --scenarios)]
- *   [--latency dynamodb=4ms,sqs=10ms] [--url http://controller:51121 --token <admin token>]`
- * Runs the scenarios against the embedded runtime (real handlers, dynalite, fauxqs), started in a
- * process of its own for each scenario, from a load generator in another, and prints a table;
- * the full results go to bench/results/<time>.json. `--latency` adds a delay before every DynamoDB and
- * SQS call (a model of AWS's network, not a measurement of it). `--url` runs S1's creates against any
- * controller speaking the v3 API instead, observed through that API alone.
- */
-const { values } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    n: { type: 'string' },
-    clients: { type: 'string' },
-    agents: { type: 'string' },
-    'scale-services': { type: 'string' },
-    'scale-agents': { type: 'string' },
-    'topology-agents': { type: 'string' },
-    'churn-seconds': { type: 'string' },
-    workers: { type: 'string', default: '4' },
-    scenarios: { type: 'string', default: 's1,s2,s3' },
-    'control-plane': { type: 'string', default: 'remote' },
-    // A model of AWS's network: a delay before every DynamoDB / SQS call of the embedded runtime.
-    latency: { type: 'string', default: '' },
-    // Comparison mode: run S1's creates against any controller speaking the v3 API.
-    url: { type: 'string' },
-    token: { type: 'string' },
-    // internal: run one scenario in this process and write its result to this file
-    'child-result': { type: 'string' },
-  },
-});
+const HELP = `npm run bench -- [options]
+
+Runs scenarios against the embedded runtime (real handlers, dynalite, fauxqs), each in a process of
+its own on fresh data, from a load generator in another process; prints a table per scenario and
+writes every figure to bench/results/bench-<time>.json. Exits 1 when a service lost its hub listener,
+two services share a port, or the scale scenario finds a mismatch.
+
+Scenarios (--scenarios, default s1,s2,s3):
+  s1  burst: --n creates from --clients concurrent clients (500 / 50)
+  s2  fan-out: --agents provisioned agents (1000); a tagged service reaching all of them, a tag change,
+      and what a drift-check sweep costs
+  s3  churn: creates, patches and deletes for --churn-seconds (30), then the stored model is compared
+  s4  scale: --scale-services services (10000), then --scale-agents agents (10000) selecting all
+  s5  topology: GET /api/v3/topology with --topology-agents agents (1000,10000)
+
+Options:
+  --quick                 smaller defaults (100 / 10 creates, 50 agents, 5 s churn, s4 2000 / 1000)
+  --latency dynamodb=8ms,sqs=15ms
+                          wait this long before every DynamoDB / SQS call (a model of the network to
+                          AWS); S1 then runs twice, without and with it, and prints both p50s
+  --workers N             reconcile workers per queue (4)
+  --control-plane remote|kubernetes
+                          kubernetes runs S1 against a test kube-apiserver (needs the k8s tier's build)
+  --url URL --token T     S1's creates against any controller speaking the v3 API, observed through
+                          that API only (the admin token T)
+  --help                  this text
+
+Figures:
+  API latency p50 / p99          time from sending a create to its answer, per request
+  time to ready                  from a create's answer until the service reads provisioningStatus ready
+  hub writes                     writes of the hub router's document (config item or ConfigMap)
+  RCU / WCU, calls per service   DynamoDB capacity and calls per created service, all operations together
+  calls per <operation>          DynamoDB and SQS calls inside one operation (an API route, a service or
+                                 fog reconcile), mean and max; "in sequence" is the longest chain of them
+                                 made one after another: the round trips a caller waits for on AWS
+  lost hub entries               services whose listener the hub does not hold at the end (must be 0)
+  duplicate ports                services sharing a bridge port (must be 0)
+`;
+
+let parsed: ReturnType<typeof parseOptions>;
+try {
+  parsed = parseOptions();
+} catch (error) {
+  // An unknown option or a missing value: one line, no stack.
+  console.error(`bench: ${(error as Error).message} (npm run bench -- --help lists the options)`);
+  process.exit(2);
+}
+const { values } = parsed;
+if (values.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+
+function parseOptions() {
+  return parseArgs({
+    options: {
+      help: { type: 'boolean', short: 'h', default: false },
+      quick: { type: 'boolean', default: false },
+      n: { type: 'string' },
+      clients: { type: 'string' },
+      agents: { type: 'string' },
+      'scale-services': { type: 'string' },
+      'scale-agents': { type: 'string' },
+      'topology-agents': { type: 'string' },
+      'churn-seconds': { type: 'string' },
+      workers: { type: 'string', default: '4' },
+      scenarios: { type: 'string', default: 's1,s2,s3' },
+      'control-plane': { type: 'string', default: 'remote' },
+      latency: { type: 'string', default: '' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+      // internal: run one scenario in this process and write its result to this file
+      'child-result': { type: 'string' },
+    },
+  });
+}
+
 const kubernetes = values['control-plane'] === 'kubernetes';
 const quick = values.quick;
 const settings = {
@@ -60,6 +105,48 @@ const settings = {
 };
 // S2 and S3 are about agents and churn, the same on both control planes: on Kubernetes only S1 runs.
 const scenarios = new Set(kubernetes ? ['s1'] : values.scenarios.split(','));
+checkOptions();
+
+/** Option values the scenarios cannot run with: one line naming the option and the value, exit 2. */
+function checkOptions(): void {
+  const refuse = (message: string): never => {
+    console.error(`bench: ${message} (npm run bench -- --help lists the options)`);
+    process.exit(2);
+  };
+  const counts = {
+    n: settings.n,
+    clients: settings.clients,
+    agents: settings.agents,
+    workers: settings.workers,
+  };
+  const more = {
+    'churn-seconds': settings.churnSeconds,
+    'scale-services': settings.scaleServices,
+    'scale-agents': settings.scaleAgents,
+  };
+  for (const [option, value] of Object.entries({ ...counts, ...more })) {
+    if (!Number.isInteger(value) || value < 1)
+      refuse(
+        `--${option} must be a whole number above 0, got ${JSON.stringify(values[option as keyof typeof values])}`,
+      );
+  }
+  if (settings.topologyAgents.some((count) => !Number.isInteger(count) || count < 1))
+    refuse(
+      `--topology-agents must be whole numbers above 0 separated by commas, got ${JSON.stringify(values['topology-agents'])}`,
+    );
+  const unknown = values.scenarios
+    .split(',')
+    .filter((name) => !['s1', 's2', 's3', 's4', 's5'].includes(name));
+  if (unknown.length > 0) refuse(`--scenarios: unknown scenario ${JSON.stringify(unknown[0])} (s1 to s5)`);
+  if (!['remote', 'kubernetes'].includes(values['control-plane']))
+    refuse(`--control-plane must be remote or kubernetes, got ${JSON.stringify(values['control-plane'])}`);
+  try {
+    injectedLatencyFrom({ FOGBRIDGE_INJECT_LATENCY: values.latency });
+  } catch {
+    refuse(`--latency must look like dynamodb=8ms,sqs=15ms, got ${JSON.stringify(values.latency)}`);
+  }
+  if (values.url && !values.token) refuse('--url needs --token (an admin token of that controller)');
+}
 
 quietSdkVersionWarning();
 const results: Record<string, unknown> = {
@@ -200,8 +287,19 @@ if (values.url) {
 }
 
 // Each scenario gets a fresh runtime and store, in a process of its own (S2's thousand agents must not
-// see S1's services, and one scenario's garbage and warm caches must not time the next).
-for (const scenario of ['s1', 's2', 's3', 's4', 's5'].filter((name) => scenarios.has(name))) {
+// see S1's services, and one scenario's garbage and warm caches must not time the next). With a latency
+// model S1 runs first without it, so the two p50s come from the same machine minutes apart.
+const runs = ['s1', 's2', 's3', 's4', 's5']
+  .filter((name) => scenarios.has(name))
+  .flatMap((scenario) =>
+    scenario === 's1' && values.latency
+      ? [
+          { key: 's1WithoutLatency', scenario, latency: '' },
+          { key: scenario, scenario, latency: values.latency },
+        ]
+      : [{ key: scenario, scenario, latency: values.latency }],
+  );
+for (const { key, scenario, latency } of runs) {
   const out = join(mkdtempSync(join(tmpdir(), 'fogbridge-bench-result-')), 'result.json');
   const args = [
     ...['--n', settings.n, '--clients', settings.clients, '--agents', settings.agents].map(String),
@@ -209,7 +307,7 @@ for (const scenario of ['s1', 's2', 's3', 's4', 's5'].filter((name) => scenarios
     ...['--topology-agents', settings.topologyAgents.join(',')],
     ...['--churn-seconds', settings.churnSeconds, '--workers', settings.workers].map(String),
     ...['--control-plane', values['control-plane'], '--scenarios', scenario, '--child-result', out],
-    ...(values.latency ? ['--latency', values.latency] : []),
+    ...(latency ? ['--latency', latency] : []),
   ];
   const code = await new Promise<number | null>((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], {
@@ -221,7 +319,29 @@ for (const scenario of ['s1', 's2', 's3', 's4', 's5'].filter((name) => scenarios
     console.error(`scenario ${scenario} failed (exit ${code})`);
     process.exit(1);
   }
-  results[scenario] = JSON.parse(readFileSync(out, 'utf8'));
+  results[key] = JSON.parse(readFileSync(out, 'utf8'));
+}
+if (results.s1WithoutLatency) printLatencyModel();
+
+/** S1 without and with the latency model: what the model adds to a create's p50, and why. */
+function printLatencyModel(): void {
+  type Burst = { apiLatencyMs: { p50: number }; callsPerOperation: Record<string, OperationCalls> };
+  const without = results.s1WithoutLatency as Burst;
+  const withModel = results.s1 as Burst;
+  const create = withModel.callsPerOperation['create service'];
+  results.latencyModel = {
+    latency: values.latency,
+    p50WithoutMs: without.apiLatencyMs.p50,
+    p50WithMs: withModel.apiLatencyMs.p50,
+    addedMs: withModel.apiLatencyMs.p50 - without.apiLatencyMs.p50,
+    createCallsInSequence: create?.sequentialMax,
+  };
+  console.log(`\nS1 with the latency model ${values.latency}`);
+  console.table({
+    'create p50 without / with (ms)': `${without.apiLatencyMs.p50} / ${withModel.apiLatencyMs.p50}`,
+    'added by the model (ms)': withModel.apiLatencyMs.p50 - without.apiLatencyMs.p50,
+    'longest chain of a create (calls in sequence, mean / max)': `${create?.sequentialMean} / ${create?.sequentialMax}`,
+  });
 }
 
 mkdirSync('bench/results', { recursive: true });

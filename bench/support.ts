@@ -56,20 +56,33 @@ export class RuntimeControl {
 const OPERATION_NAMES: Record<string, string> = {
   'POST /api/v3/services': 'create service',
   'GET /api/v3/services/{name}': 'read service',
+  'GET /api/v3/agent/config/changes': 'agent poll',
 };
 
-/** DynamoDB and SQS calls made inside each kind of operation (mean and max per operation). */
-export function callsPerOperation(
-  usage: Usage,
-): Record<string, { mean: number; max: number; count: number; readUnitsMean: number }> {
+/** What each kind of operation cost, per operation. */
+export interface OperationCalls {
+  count: number;
+  /** DynamoDB and SQS calls (mean and max). */
+  mean: number;
+  max: number;
+  /** The longest chain of those calls made one after another: round trips a caller waits for. */
+  sequentialMean: number;
+  sequentialMax: number;
+  readUnitsMean: number;
+}
+
+/** DynamoDB and SQS calls made inside each kind of operation, and how many of them were in sequence. */
+export function callsPerOperation(usage: Usage): Record<string, OperationCalls> {
   const round2 = (value: number) => Math.round(value * 100) / 100;
   return Object.fromEntries(
     Object.entries(usage.operations).map(([kind, entry]) => [
       OPERATION_NAMES[kind] ?? kind,
       {
+        count: entry.count,
         mean: round2(entry.calls / entry.count),
         max: entry.maxCalls,
-        count: entry.count,
+        sequentialMean: round2(entry.sequentialCalls / entry.count),
+        sequentialMax: entry.maxSequentialCalls,
         readUnitsMean: round2(entry.readUnits / entry.count),
       },
     ]),

@@ -125,8 +125,8 @@ export async function runBurst(
     'duplicate ports': result.duplicatePorts,
     ...Object.fromEntries(
       Object.entries(result.callsPerOperation).map(([kind, calls]) => [
-        `store/queue calls per ${kind} (mean / max)`,
-        `${calls.mean} / ${calls.max}`,
+        `calls per ${kind}: all (mean / max), in sequence (mean / max)`,
+        `${calls.mean} / ${calls.max}, ${calls.sequentialMean} / ${calls.sequentialMax}`,
       ]),
     ),
   });

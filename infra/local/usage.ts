@@ -20,8 +20,27 @@ export interface Usage {
    * Store and queue calls, and DynamoDB read units, inside each kind of operation (an API route such as
    * `POST /api/v3/services`, `service reconcile`, `fog reconcile`).
    */
-  operations: Record<string, { count: number; calls: number; maxCalls: number; readUnits: number }>;
+  operations: Record<string, OperationTotals>;
 }
+
+/** One kind of operation's figures added up: how many ran, their calls, round trips in sequence, read units. */
+export interface OperationTotals {
+  count: number;
+  calls: number;
+  maxCalls: number;
+  sequentialCalls: number;
+  maxSequentialCalls: number;
+  readUnits: number;
+}
+
+const noOperations = (): OperationTotals => ({
+  count: 0,
+  calls: 0,
+  maxCalls: 0,
+  sequentialCalls: 0,
+  maxSequentialCalls: 0,
+  readUnits: 0,
+});
 
 export const usage: Usage = emptyUsage();
 
@@ -46,11 +65,13 @@ export function resetUsage(): void {
 export function usageObserver(): OperationObserver {
   return {
     operation(kind, figures) {
-      const entry = usage.operations[kind] ?? { count: 0, calls: 0, maxCalls: 0, readUnits: 0 };
+      const entry = usage.operations[kind] ?? noOperations();
       entry.count += 1;
       entry.calls += figures.calls;
+      entry.sequentialCalls += figures.sequentialCalls;
       entry.readUnits += figures.readUnits;
       entry.maxCalls = Math.max(entry.maxCalls, figures.calls);
+      entry.maxSequentialCalls = Math.max(entry.maxSequentialCalls, figures.sequentialCalls);
       usage.operations[kind] = entry;
       usage.routerReconciles += figures.events['router reconcile'] ?? 0;
       usage.hubWrites += figures.events['hub write'] ?? 0;
@@ -85,11 +106,13 @@ export function addUsage(a: Usage, b: Usage): Usage {
   }
   const operations = { ...a.operations };
   for (const [kind, entry] of Object.entries(b.operations)) {
-    const into = operations[kind] ?? { count: 0, calls: 0, maxCalls: 0, readUnits: 0 };
+    const into = operations[kind] ?? noOperations();
     operations[kind] = {
       count: into.count + entry.count,
       calls: into.calls + entry.calls,
       maxCalls: Math.max(into.maxCalls, entry.maxCalls),
+      sequentialCalls: into.sequentialCalls + entry.sequentialCalls,
+      maxSequentialCalls: Math.max(into.maxSequentialCalls, entry.maxSequentialCalls),
       readUnits: into.readUnits + entry.readUnits,
     };
   }

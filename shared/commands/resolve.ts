@@ -28,11 +28,27 @@ type Resolved = { resource: string; siteKey: string; defaultRouter?: DefaultRout
  * (a microservice or agent uuid, or the host string) and the router its connector goes to. Every message
  * names the field and the value.
  */
-export async function resolveServiceResource(spec: ServiceSpec, field = 'resource'): Promise<Resolved> {
+export async function resolveServiceResource(
+  spec: ServiceSpec,
+  field = 'resource',
+  readDefaultRouter: () => Promise<DefaultRouterRow | undefined> = getDefaultRouter,
+): Promise<Resolved> {
   checkControlPlaneFields(spec, field);
-  if (spec.type === 'k8s' || spec.type === 'external') return resolveHostResource(spec, fieldsOf(field));
-  return resolveAgentResource(spec, fieldsOf(field));
+  const requireDefaultRouter = async () => {
+    const defaultRouter = await readDefaultRouter();
+    if (!defaultRouter) {
+      throw new ConflictError(
+        `Service ${spec.name} needs the default router, and none is registered: create the first agent or PUT /api/v3/router`,
+      );
+    }
+    return defaultRouter;
+  };
+  if (spec.type === 'k8s' || spec.type === 'external')
+    return resolveHostResource(spec, fieldsOf(field), requireDefaultRouter);
+  return resolveAgentResource(spec, fieldsOf(field), requireDefaultRouter);
 }
+
+type RequireDefaultRouter = () => Promise<DefaultRouterRow>;
 
 /** `k8s` only on a Kubernetes control plane, where every other type needs its Kubernetes Service's fields. */
 function checkControlPlaneFields(spec: ServiceSpec, field: string): void {
@@ -54,6 +70,7 @@ function checkControlPlaneFields(spec: ServiceSpec, field: string): void {
 async function resolveHostResource(
   spec: ServiceSpec,
   fields: ReturnType<typeof fieldsOf>,
+  requireDefaultRouter: RequireDefaultRouter,
 ): Promise<Resolved> {
   if (spec.defaultBridge !== DEFAULT_ROUTER) {
     throw new ValidationError(
@@ -74,7 +91,7 @@ async function resolveHostResource(
   return {
     resource: spec.resource,
     siteKey: DEFAULT_ROUTER,
-    defaultRouter: await requireDefaultRouter(spec.name),
+    defaultRouter: await requireDefaultRouter(),
   };
 }
 
@@ -82,6 +99,7 @@ async function resolveHostResource(
 async function resolveAgentResource(
   spec: ServiceSpec,
   fields: ReturnType<typeof fieldsOf>,
+  requireDefaultRouter: RequireDefaultRouter,
 ): Promise<Resolved> {
   const { agent, stored, what } = await backendAgent(spec, fields.resource);
   if (agent.routerMode === 'none') {
@@ -90,7 +108,7 @@ async function resolveAgentResource(
     );
   }
   if (spec.defaultBridge === DEFAULT_ROUTER) {
-    return { resource: stored, siteKey: agent.uuid, defaultRouter: await requireDefaultRouter(spec.name) };
+    return { resource: stored, siteKey: agent.uuid, defaultRouter: await requireDefaultRouter() };
   }
   if (!agent.upstreamRouters.includes(spec.defaultBridge)) {
     throw new ValidationError(
@@ -150,14 +168,4 @@ async function findMicroservice(resource: string, field: string) {
     );
   }
   return microservice;
-}
-
-async function requireDefaultRouter(serviceName: string): Promise<DefaultRouterRow> {
-  const defaultRouter = await getDefaultRouter();
-  if (!defaultRouter) {
-    throw new ConflictError(
-      `Service ${serviceName} needs the default router, and none is registered: create the first agent or PUT /api/v3/router`,
-    );
-  }
-  return defaultRouter;
 }

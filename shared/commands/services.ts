@@ -1,5 +1,5 @@
 import { config } from '../context.js';
-import { assignedAddress, portOwner } from '../domain/placement.js';
+import { assignedAddress, DEFAULT_ROUTER, portOwner } from '../domain/placement.js';
 import type { ServiceSpec, ServiceView } from '../domain/service.js';
 import { type CreateServiceBody, type PatchServiceBody, toServiceSpec } from '../domain/service-schema.js';
 import { ContentionError, NotFoundError, ValidationError } from '../errors.js';
@@ -50,23 +50,37 @@ export async function listServiceSites(name: string, after: string | undefined, 
 
 /**
  * Creates a service. The common case (a name never used, or whose tombstone is gone) takes a bridge port
- * and writes the row with it in one conditional put: five store and queue calls in all (the default
- * router, the allocator, the claim, the row, the reconcile message). A name with a
- * live row is a 409; one whose deletion is still being cleaned up takes the careful path (row first,
- * over the tombstone, then the port). Each step is idempotent and the worker repeats whatever an
- * interrupted create left out; a port claimed for a row that was never written is released by the
- * sweeper.
+ * while the spec is checked against the store (the default router read beside both), then writes the
+ * row with the port in one conditional put and sends the reconcile message: five store and queue calls,
+ * four of them one after another (the allocator, the claim, the row, the message). A name with a live
+ * row is a 409; one whose deletion is still being cleaned up takes the careful path (row first, over
+ * the tombstone, then the port). Each step is idempotent and the worker repeats whatever an interrupted
+ * create left out; a port claimed for a row that was never written is released by the sweeper.
  */
 export async function createService(body: CreateServiceBody, source: Source): Promise<ServiceView> {
   const spec = toServiceSpec(body);
-  const { resource, siteKey, defaultRouter } = await resolveServiceResource(
-    spec,
-    fieldName(source, 'resource'),
+  const { controlPlane, bridgePorts } = config();
+  const readDefaultRouter = startedRead(
+    controlPlane === 'remote' || spec.defaultBridge === DEFAULT_ROUTER ? getDefaultRouter : undefined,
   );
-  const now = new Date().toISOString();
-  const { controlPlane } = config();
+  const owner = portOwner({ name: spec.name, incarnation: 1 });
+  const [resolved, claimed] = await Promise.allSettled([
+    resolveServiceResource(spec, fieldName(source, 'resource'), readDefaultRouter).then(async (found) => {
+      // A microservice's service is recorded under it first, so the microservice cannot go while it backs one.
+      if (spec.type === 'microservice') await recordBackend({ name: spec.name, resource: found.resource });
+      return found;
+    }),
+    claimNewBridgePort(owner, bridgePorts),
+  ]);
+  if (resolved.status === 'rejected') {
+    if (claimed.status === 'fulfilled') await returnNewBridgePort(claimed.value, owner, bridgePorts);
+    throw resolved.reason;
+  }
+  if (claimed.status === 'rejected') throw claimed.reason;
+  const { resource, siteKey, defaultRouter } = resolved.value;
   const hubHost =
-    controlPlane === 'remote' ? ((defaultRouter ?? (await getDefaultRouter()))?.host ?? null) : null;
+    controlPlane === 'remote' ? ((defaultRouter ?? (await readDefaultRouter()))?.host ?? null) : null;
+  const now = new Date().toISOString();
   const base: ServiceRow = {
     ...spec,
     resource,
@@ -82,9 +96,8 @@ export async function createService(body: CreateServiceBody, source: Source): Pr
     createdAt: now,
     updatedAt: now,
   };
-  // A microservice's service is recorded under it first, so the microservice cannot go while it backs one.
-  if (base.type === 'microservice') await recordBackend(base);
-  const stored = (await createFreshService(base, hubHost)) ?? (await createOverExistingRow(base, hubHost));
+  const stored =
+    (await createFreshService(base, claimed.value, hubHost)) ?? (await createOverExistingRow(base, hubHost));
   await enqueueServiceReconcile(
     { name: stored.name, generation: stored.generation },
     'create',
@@ -95,6 +108,17 @@ export async function createService(body: CreateServiceBody, source: Source): Pr
     throw backendGone(base, fieldName(source, 'resource'));
   }
   return toServiceView(stored);
+}
+
+/**
+ * A read started now and awaited later, at most once (or never: a failure nobody awaits is not an
+ * unhandled rejection). Without `read` it answers undefined.
+ */
+function startedRead<T>(read: (() => Promise<T>) | undefined): () => Promise<T | undefined> {
+  if (!read) return async () => undefined;
+  const reading = read();
+  reading.catch(() => undefined);
+  return () => reading;
 }
 
 /** A service's reference to the microservice behind it (see store/references.ts). */
@@ -122,13 +146,16 @@ const withPort = (row: ServiceRow, bridgePort: number, hubHost: string | null): 
 });
 
 /**
- * The port, then the row with it, written only if the name has no row at all; undefined otherwise (the
- * port handed back). The row is the only record of whose port it is, so a row found holding this very
- * port under this owner is this call's own write (a put retried after its answer was lost).
+ * The row with the port claimed for it, written only if the name has no row at all; undefined otherwise
+ * (the port handed back). The row is the only record of whose port it is, so a row found holding this
+ * very port under this owner is this call's own write (a put retried after its answer was lost).
  */
-async function createFreshService(base: ServiceRow, hubHost: string | null): Promise<ServiceRow | undefined> {
+async function createFreshService(
+  base: ServiceRow,
+  port: number,
+  hubHost: string | null,
+): Promise<ServiceRow | undefined> {
   const owner = portOwner(base);
-  const port = await claimNewBridgePort(owner, config().bridgePorts);
   const row = withPort(base, port, hubHost);
   if (await putServiceRowIfAbsent(row)) return row;
   const existing = await getServiceRow(base.name);

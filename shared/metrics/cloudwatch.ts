@@ -17,6 +17,7 @@ export function cloudWatchObserver(namespace: string): OperationObserver {
     operation(kind, figures) {
       metrics.addDimension('operation', kind);
       metrics.addMetric('Calls', MetricUnit.Count, figures.calls);
+      metrics.addMetric('SequentialCalls', MetricUnit.Count, figures.sequentialCalls);
       metrics.addMetric('ReadUnits', MetricUnit.Count, figures.readUnits);
       metrics.addMetric('WriteUnits', MetricUnit.Count, figures.writeUnits);
       metrics.addMetric('MessagesSent', MetricUnit.Count, figures.messages);

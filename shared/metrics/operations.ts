@@ -12,6 +12,12 @@ import { currentContext } from '../context.js';
 export interface OperationFigures {
   /** DynamoDB and SQS calls made inside it. */
   calls: number;
+  /**
+   * The longest chain of those calls made one after another (each started after the one before it had
+   * answered): the round trips a caller waits for when every call crosses a network. Calls made side by
+   * side count once.
+   */
+  sequentialCalls: number;
   /** DynamoDB read and write capacity units its calls consumed, as DynamoDB reported them. */
   readUnits: number;
   writeUnits: number;
@@ -42,7 +48,10 @@ export interface OperationObserver {
 /** Events worth counting: a router's entries computed (not skipped as covered), the hub document written. */
 export type CountedEvent = 'router reconcile' | 'hub write';
 
-type Scope = Omit<OperationFigures, 'durationMs'>;
+type Scope = Omit<OperationFigures, 'durationMs'> & {
+  /** The longest chain among the calls that have answered so far (a call started now would extend it). */
+  answeredChain: number;
+};
 
 const operationScope = new AsyncLocalStorage<Scope>();
 
@@ -54,12 +63,21 @@ function observer(): OperationObserver | undefined {
 export async function observeOperation<T>(kind: string, work: () => Promise<T>): Promise<T> {
   const sink = observer();
   if (!sink) return work();
-  const scope: Scope = { calls: 0, readUnits: 0, writeUnits: 0, messages: 0, events: {} };
+  const scope: Scope = {
+    calls: 0,
+    sequentialCalls: 0,
+    answeredChain: 0,
+    readUnits: 0,
+    writeUnits: 0,
+    messages: 0,
+    events: {},
+  };
   const started = performance.now();
   try {
     return await operationScope.run(scope, work);
   } finally {
-    sink.operation(kind, { ...scope, durationMs: performance.now() - started });
+    const { answeredChain: _, ...figures } = scope;
+    sink.operation(kind, { ...figures, durationMs: performance.now() - started });
   }
 }
 
@@ -99,14 +117,33 @@ function capacityUnits(consumed: unknown): number {
   );
 }
 
-function record(figures: CallFigures): void {
-  observer()?.call(figures);
+/**
+ * Runs one call inside the current operation and adds it up, answered or refused (a failed conditional
+ * write is a round trip too). A call's place in a chain is one more than the longest chain that had
+ * answered when it started: calls started side by side share a place.
+ */
+async function measured<T>(
+  call: () => Promise<T>,
+  figuresOf: (result: T | undefined) => CallFigures,
+): Promise<T> {
   const scope = operationScope.getStore();
-  if (!scope) return;
-  scope.calls += 1;
-  scope.readUnits += figures.readUnits;
-  scope.writeUnits += figures.writeUnits;
-  scope.messages += figures.messages;
+  const place = (scope?.answeredChain ?? 0) + 1;
+  let result: T | undefined;
+  try {
+    result = await call();
+    return result;
+  } finally {
+    const figures = figuresOf(result);
+    observer()?.call(figures);
+    if (scope) {
+      scope.calls += 1;
+      scope.answeredChain = Math.max(scope.answeredChain, place);
+      scope.sequentialCalls = Math.max(scope.sequentialCalls, place);
+      scope.readUnits += figures.readUnits;
+      scope.writeUnits += figures.writeUnits;
+      scope.messages += figures.messages;
+    }
+  }
 }
 
 interface MiddlewareHost {
@@ -128,7 +165,7 @@ interface MiddlewareHost {
 export function measureCalls(client: unknown, service: CallFigures['service']): void {
   if (!observer()) return;
   (client as MiddlewareHost).middlewareStack.add(
-    (next, context) => async (args) => {
+    (next, context) => (args) => {
       const command = String(context.commandName);
       if (service === 'sqs') {
         const entries = (args.input as { Entries?: unknown[] }).Entries;
@@ -138,15 +175,26 @@ export function measureCalls(client: unknown, service: CallFigures['service']): 
             : command === 'SendMessageBatchCommand'
               ? (entries?.length ?? 0)
               : 0;
-        record({ service, command, readUnits: 0, writeUnits: 0, messages });
-        return next(args);
+        return measured(
+          () => next(args),
+          () => ({ service, command, readUnits: 0, writeUnits: 0, messages }),
+        );
       }
       (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
-      const result = await next(args);
-      const units = capacityUnits((result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
-      const reads = READS.has(command);
-      record({ service, command, readUnits: reads ? units : 0, writeUnits: reads ? 0 : units, messages: 0 });
-      return result;
+      return measured(
+        () => next(args),
+        (result) => {
+          const units = capacityUnits((result?.output as { ConsumedCapacity?: unknown })?.ConsumedCapacity);
+          const reads = READS.has(command);
+          return {
+            service,
+            command,
+            readUnits: reads ? units : 0,
+            writeUnits: reads ? 0 : units,
+            messages: 0,
+          };
+        },
+      );
     },
     { step: 'initialize', name: 'fogbridgeCallMeasure' },
   );

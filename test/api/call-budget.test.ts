@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 describe('store and queue calls per operation', () => {
-  it('creates a service in five calls and tells the agent it selects in at most six per fog reconcile', async () => {
+  it('creates a service in five calls, four in sequence, and tells the agent it selects in at most six per fog reconcile', async () => {
     // Prepare: operations measured, no sweep timer; the hub and one provisioned agent tagged "fleet", settled
     t = await startTestRuntime({ sweepIntervalMs: 3_600_000, measureOperations: true });
     const hub = await createHub(t.api);
@@ -55,13 +55,16 @@ describe('store and queue calls per operation', () => {
     const { routerConfig } = await agent.poll();
     await expect.poll(() => usage.operations['fog reconcile']?.count ?? 0).toBeGreaterThanOrEqual(1);
 
-    // Assess: the default router, the allocator, the claim, the row and the reconcile message; the
-    // agent's fog reconcile within the budget, and the listener in the config the agent pulled
+    // Assess: the default router, the allocator, the claim, the row and the reconcile message, the
+    // default router read beside the allocator so four wait on each other; the agent's fog reconcile
+    // within the budget, and the listener in the config the agent pulled
     expect(created.status).toBe(201);
     expect(usage.operations['POST /api/v3/services']).toEqual({
       count: 1,
       calls: 5,
       maxCalls: 5,
+      sequentialCalls: 4,
+      maxSequentialCalls: 4,
       readUnits: 1,
     });
     expect(usage.operations['fog reconcile']?.maxCalls).toBeLessThanOrEqual(6);

@@ -56,7 +56,7 @@ describe('operation metrics in Lambda', () => {
     lines.length = 0;
   });
 
-  it('publishes each operation as one metrics line: calls, read units, messages and events, by operation', async () => {
+  it('publishes each operation as one metrics line: calls and those in sequence, read units, messages and events, by operation', async () => {
     // Prepare: Lambda's context as METRICS_NAMESPACE sets it up, standard output captured
     const config = {
       ...loadConfig({
@@ -72,10 +72,14 @@ describe('operation metrics in Lambda', () => {
       return true;
     });
 
-    // Act: one read, one batch of two messages and a hub write inside one operation
+    // Act: two reads side by side, then one batch of two messages and a hub write inside one operation
     await runInContext(context, () =>
       observeOperation('service reconcile', async () => {
-        await documentClient().send(new GetCommand({ TableName: 'fogbridge', Key: { PK: 'A', SK: 'B' } }));
+        await Promise.all(
+          ['B', 'C'].map((SK) =>
+            documentClient().send(new GetCommand({ TableName: 'fogbridge', Key: { PK: 'A', SK } })),
+          ),
+        );
         await sqsClient().send(
           new SendMessageBatchCommand({
             QueueUrl: `${url}/000000000000/fog.fifo`,
@@ -101,8 +105,9 @@ describe('operation metrics in Lambda', () => {
     expect(emf._aws.CloudWatchMetrics[0].Dimensions[0]).toEqual(expect.arrayContaining(['operation']));
     expect(emf).toMatchObject({
       operation: 'service reconcile',
-      Calls: 2,
-      ReadUnits: 0.5,
+      Calls: 3,
+      SequentialCalls: 2,
+      ReadUnits: 1,
       WriteUnits: 0,
       MessagesSent: 2,
       HubWrites: 1,
