@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { injectedLatencyFrom } from '../infra/local/settings.js';
 import { quietSdkVersionWarning } from '../shared/config.js';
 import { ApiClient } from '../test/support/client.js';
+import { runBundles } from './bundles.js';
 import { type HubDocument, runBurst } from './scenarios/burst.js';
 import { runChurn } from './scenarios/churn.js';
 import { runFanOut } from './scenarios/fan-out.js';
@@ -28,6 +29,8 @@ Scenarios (--scenarios, default s1,s2,s3):
   s3  churn: creates, patches and deletes for --churn-seconds (30), then the stored model is compared
   s4  scale: --scale-services services (10000), then --scale-agents agents (10000) selecting all
   s5  topology: GET /api/v3/topology with --topology-agents agents (1000,10000)
+  bundles  every function bundled as deployed: its size, its source map's, and the median time a
+      fresh Node process takes to import it (a cold start's share that is ours)
 
 Options:
   --quick                 smaller defaults (100 / 10 creates, 50 agents, 5 s churn, s4 2000 / 1000)
@@ -136,8 +139,9 @@ function checkOptions(): void {
     );
   const unknown = values.scenarios
     .split(',')
-    .filter((name) => !['s1', 's2', 's3', 's4', 's5'].includes(name));
-  if (unknown.length > 0) refuse(`--scenarios: unknown scenario ${JSON.stringify(unknown[0])} (s1 to s5)`);
+    .filter((name) => !['s1', 's2', 's3', 's4', 's5', 'bundles'].includes(name));
+  if (unknown.length > 0)
+    refuse(`--scenarios: unknown scenario ${JSON.stringify(unknown[0])} (s1 to s5, bundles)`);
   if (!['remote', 'kubernetes'].includes(values['control-plane']))
     refuse(`--control-plane must be remote or kubernetes, got ${JSON.stringify(values['control-plane'])}`);
   try {
@@ -322,6 +326,8 @@ for (const { key, scenario, latency } of runs) {
   results[key] = JSON.parse(readFileSync(out, 'utf8'));
 }
 if (results.s1WithoutLatency) printLatencyModel();
+// No runtime needed: the bundles are built and imported from here.
+if (scenarios.has('bundles')) results.bundles = await runBundles();
 
 /** S1 without and with the latency model: what the model adds to a create's p50, and why. */
 function printLatencyModel(): void {

@@ -15,6 +15,35 @@ export const ESM_REQUIRE_BANNER =
   "import { createRequire as __fogbridgeCreateRequire } from 'node:module'; " +
   'const require = __fogbridgeCreateRequire(import.meta.url);';
 
+/**
+ * How every function is bundled, in esbuild's own terms (the stack passes the same to NodejsFunction;
+ * `npm run bench -- --scenarios bundles` builds with it to report sizes and import times): ESM for
+ * Node.js 22, minified (names kept for stack traces and error classes), the SDK bundled in.
+ */
+export const FUNCTION_BUILD = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  mainFields: ['module', 'main'],
+  banner: { js: ESM_REQUIRE_BANNER },
+  minify: true,
+  keepNames: true,
+  sourcemap: 'external',
+  sourcesContent: false,
+  tsconfig: `${REPO_ROOT}tsconfig.json`,
+} as const;
+
+/**
+ * Environment every function gets besides its own settings. No `--enable-source-maps`: Node would then
+ * map every stack trace through a multi-megabyte map, and AWS advises against it where latency matters.
+ * The maps are kept beside each bundle (without a reference from it) to decode a stack trace offline;
+ * kept names already say which function threw.
+ */
+export const FUNCTION_ENVIRONMENT = {
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+};
+
 /** Context key that swaps real bundling for a stub handler (fast template tests only). */
 export const STUB_CODE_CONTEXT = 'fogbridge:stubCode';
 
@@ -34,7 +63,7 @@ export interface FogbridgeFunctionProps {
 
 /**
  * One Lambda function the way every fogbridge function is built: Node.js 22 on arm64, bundled locally by
- * esbuild as ESM with source maps (no Docker), its own role that may write only to its own log group,
+ * esbuild as minified ESM with a source map beside it (no Docker), its own role that may write only to its own log group,
  * and an explicit log group with a retention period.
  */
 export class FogbridgeFunction extends Construct {
@@ -61,11 +90,7 @@ export class FogbridgeFunction extends Construct {
       memorySize: props.memorySize,
       role: this.role,
       logGroup: this.logGroup,
-      environment: {
-        NODE_OPTIONS: '--enable-source-maps',
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        ...props.environment,
-      },
+      environment: { ...FUNCTION_ENVIRONMENT, ...props.environment },
       ...(props.network
         ? {
             vpc: props.network.vpc,
@@ -103,17 +128,17 @@ export class FogbridgeFunction extends Construct {
         depsLockFilePath: `${REPO_ROOT}package-lock.json`,
         bundling: {
           format: OutputFormat.ESM,
-          target: 'node22',
-          mainFields: ['module', 'main'],
-          banner: ESM_REQUIRE_BANNER,
+          target: FUNCTION_BUILD.target,
+          mainFields: [...FUNCTION_BUILD.mainFields],
+          banner: FUNCTION_BUILD.banner.js,
           // Pin the SDK the code was tested with instead of the one in the Lambda runtime.
           bundleAwsSDK: true,
-          minify: true,
-          keepNames: true,
+          minify: FUNCTION_BUILD.minify,
+          keepNames: FUNCTION_BUILD.keepNames,
           sourceMap: true,
-          sourceMapMode: SourceMapMode.DEFAULT,
-          sourcesContent: false,
-          tsconfig: `${REPO_ROOT}tsconfig.json`,
+          sourceMapMode: SourceMapMode.EXTERNAL,
+          sourcesContent: FUNCTION_BUILD.sourcesContent,
+          tsconfig: FUNCTION_BUILD.tsconfig,
           forceDockerBundling: false,
           ...(props.afterBundling
             ? {

@@ -1,10 +1,32 @@
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { AppsV1Api, ConfigurationOptions, CoreV1Api } from '@kubernetes/client-node';
 import { config, perContext } from '../context.js';
 import { cachedEksTokenProvider, mintEksToken } from './eks-token.js';
 
+let library: Promise<typeof import('./library.js')> | undefined;
+
+/**
+ * The Kubernetes client library, loaded on first use: it is the largest part of any bundle that holds
+ * it, and only a Kubernetes control plane calls it, so a remote control plane's cold start never
+ * evaluates it.
+ */
+function kubernetesLibrary() {
+  library ??= import('./library.js');
+  return library;
+}
+
+/** Request options that send a patch as `strategy` (`merge` or `json`). */
+export async function patchAs(strategy: 'merge' | 'json'): Promise<ConfigurationOptions> {
+  const { PatchStrategy, setHeaderOptions } = await kubernetesLibrary();
+  return setHeaderOptions(
+    'Content-Type',
+    strategy === 'merge' ? PatchStrategy.MergePatch : PatchStrategy.JsonPatch,
+  );
+}
+
 /** The API client of a kubeconfig file (local runs, tests), built once per context. */
-const fromKubeconfig = perContext((settings) => {
+const fromKubeconfig = perContext(async (settings) => {
+  const { AppsV1Api, CoreV1Api, KubeConfig } = await kubernetesLibrary();
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(settings.kubernetes.kubeconfig!);
   return { core: kubeConfig.makeApiClient(CoreV1Api), apps: kubeConfig.makeApiClient(AppsV1Api) };
@@ -52,6 +74,7 @@ async function clients(): Promise<Clients> {
   const token = await eksToken()();
   const cached = eksClient();
   if (cached.current?.token !== token) {
+    const { AppsV1Api, CoreV1Api, KubeConfig } = await kubernetesLibrary();
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromOptions({
       clusters: [

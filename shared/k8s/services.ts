@@ -1,7 +1,7 @@
-import { PatchStrategy, setHeaderOptions, type V1Service } from '@kubernetes/client-node';
+import type { V1Service } from '@kubernetes/client-node';
 import { config } from '../context.js';
 import { type KubernetesServiceManifest, kubernetesServicePatch } from '../domain/kubernetes-service.js';
-import { coreApi, statusOf } from './client.js';
+import { coreApi, patchAs, statusOf } from './client.js';
 
 /**
  * Creates the Service, or updates it with a JSON patch of type, selector, ports and annotations;
@@ -13,7 +13,7 @@ export async function applyKubernetesService(manifest: KubernetesServiceManifest
   try {
     return await api.patchNamespacedService(
       { name, namespace, body: kubernetesServicePatch(manifest) },
-      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      await patchAs('json'),
     );
   } catch (error) {
     if (statusOf(error) !== 404) throw error;
@@ -25,7 +25,7 @@ export async function applyKubernetesService(manifest: KubernetesServiceManifest
     if (statusOf(error) !== 409) throw error;
     return api.patchNamespacedService(
       { name, namespace, body: kubernetesServicePatch(manifest) },
-      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      await patchAs('json'),
     );
   }
 }

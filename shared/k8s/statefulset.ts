@@ -1,7 +1,6 @@
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { config } from '../context.js';
 import { logger } from '../log/logger.js';
-import { appsApi, statusOf } from './client.js';
+import { appsApi, patchAs, statusOf } from './client.js';
 
 /**
  * Rolls a StatefulSet the way `kubectl rollout restart` does: a merge patch of the pod template's
@@ -23,7 +22,7 @@ export async function restartStatefulSet(name: string, now = new Date()): Promis
           },
         },
       },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      await patchAs('merge'),
     );
     return true;
   } catch (error) {

@@ -94,7 +94,9 @@ describe('cdk synth (the CLI, with real bundling)', () => {
     for (const [id, fn] of functions) {
       expect(fn.Properties.Handler, id).toBe('index.handler');
       const assetDir = join(outdir, fn.Metadata!['aws:asset:path']!);
+      // The map beside the bundle for decoding a stack trace offline, never loaded at run time.
       expect(existsSync(join(assetDir, 'index.mjs.map')), id).toBe(true);
+      expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8'), id).not.toContain('sourceMappingURL');
       bundles[id] = pathToFileURL(join(assetDir, 'index.mjs')).href;
     }
     // Load every bundle in a plain Node process, as Lambda would, and call the status handler.
