@@ -1,6 +1,7 @@
 import type { HttpRequest, RequestSigningArguments } from '@smithy/types';
 import type { AwsService, ContextHooks } from '../../shared/context.js';
 import type { InjectedLatency } from './settings.js';
+import type { MessagePortRequestHandler } from './store-transport.js';
 import { usageObserver } from './usage.js';
 
 /** How the embedded runtime adapts a context (plain data, so a workers thread can build the same). */
@@ -13,12 +14,22 @@ export interface LocalHookSettings {
 
 /**
  * The embedded runtime's context hooks: requests to its emulators carry a placeholder signature, each
- * call waits the injected latency first, and operations are measured when asked.
+ * call waits the injected latency first, and operations are measured when asked. With
+ * `dynamodbTransport` the DynamoDB clients reach the embedded store over a message port
+ * (store-transport.ts).
  */
-export function localHooks(settings: LocalHookSettings): ContextHooks {
+export function localHooks(
+  settings: LocalHookSettings,
+  dynamodbTransport?: () => MessagePortRequestHandler,
+): ContextHooks {
   return {
-    clientOptions: (service) => ({ signer: placeholderSigner(settings.region, service) }),
+    clientOptions: (service) => ({
+      signer: placeholderSigner(settings.region, service),
+      ...(service === 'dynamodb' && dynamodbTransport ? { requestHandler: dynamodbTransport() } : {}),
+    }),
     clientBuilt: (service, client) => {
+      // The emulators never read the SDK's user agent, which the SDK otherwise composes for every call.
+      (client as Stack).middlewareStack.remove('getUserAgentMiddleware');
       const delay = settings.injectedLatency[service];
       if (delay > 0) addLatency(client, delay);
     },
@@ -28,6 +39,7 @@ export function localHooks(settings: LocalHookSettings): ContextHooks {
 
 type Stack = {
   middlewareStack: {
+    remove(name: string): boolean;
     add(
       middleware: (next: (args: unknown) => Promise<unknown>) => (args: unknown) => Promise<unknown>,
       options: { step: 'initialize'; name: string },

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 
 /**
  * The embedded DynamoDB (dynalite, its LevelDB store under `path`) and the embedded SQS (fauxqs), each
@@ -9,12 +9,31 @@ import { Worker } from 'node:worker_threads';
  * this package's own dependencies.
  */
 const DYNALITE_SOURCE = `
+const { EventEmitter } = require('node:events');
 const { parentPort, workerData } = require('node:worker_threads');
 const dynalite = require(workerData.dynalite);
 const store = dynalite({ path: workerData.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+const handle = store.listeners('request')[0];
 store.listen(0, '127.0.0.1', () => parentPort.postMessage({ endpoint: 'http://127.0.0.1:' + store.address().port }));
+
+// A request that came over a message port, handed to dynalite's own request handler as if it had come
+// over HTTP: the same headers, body and answer, without a socket or an HTTP parser on either side.
+function serve(port, { id, method, path, headers, body }) {
+  const request = Object.assign(new EventEmitter(), { method, url: path, headers });
+  const answer = { statusCode: 200, headers: {} };
+  const response = {
+    set statusCode(code) { answer.statusCode = code; },
+    get statusCode() { return answer.statusCode; },
+    setHeader(name, value) { answer.headers[name.toLowerCase()] = String(value); },
+    end(text) { port.postMessage({ id, statusCode: answer.statusCode, headers: answer.headers, body: text ?? '' }); },
+  };
+  handle(request, response);
+  if (body) request.emit('data', Buffer.from(body));
+  request.emit('end');
+}
 parentPort.on('message', (message) => {
   if (message === 'close') store.close(() => parentPort.postMessage({ closed: true }));
+  else if (message && message.connect) message.connect.on('message', (request) => serve(message.connect, request));
 });
 `;
 
@@ -38,6 +57,8 @@ parentPort.on('message', async (message) => {
 export interface EmulatorsThread {
   dynamodbEndpoint: string;
   sqsEndpoint: string;
+  /** A new message port to the embedded DynamoDB (see store-transport.ts), for one thread's clients. */
+  connectDynamodb(): MessagePort;
   stop(): Promise<void>;
 }
 
@@ -52,6 +73,11 @@ export async function startEmulatorsThread(path: string): Promise<EmulatorsThrea
   return {
     dynamodbEndpoint: store.endpoint,
     sqsEndpoint: queues.endpoint,
+    connectDynamodb: () => {
+      const { port1, port2 } = new MessageChannel();
+      store.worker.postMessage({ connect: port2 }, [port2]);
+      return port1;
+    },
     stop: async () => {
       await Promise.all([store.stop(), queues.stop()]);
     },
@@ -62,7 +88,7 @@ async function startThread(
   name: string,
   source: string,
   workerData: Record<string, string>,
-): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+): Promise<{ endpoint: string; worker: Worker; stop: () => Promise<void> }> {
   const worker = new Worker(source, { eval: true, workerData });
   const endpoint = await new Promise<string>((resolve, reject) => {
     worker.once('error', reject);
@@ -80,6 +106,7 @@ async function startThread(
   worker.on('error', (error) => process.stderr.write(`${name} thread error: ${error.message}\n`));
   return {
     endpoint,
+    worker,
     stop: async () => {
       await new Promise<void>((resolve) => {
         worker.once('message', () => resolve());

@@ -23,6 +23,7 @@ import { ensureQueues, type QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
 import { rebuildIndexEntries } from './reindex.js';
 import { type InjectedLatency, injectedLatencyFrom } from './settings.js';
+import { MessagePortRequestHandler } from './store-transport.js';
 import { startWorkersThreads, type WorkersThread } from './workers-thread.js';
 
 export interface LocalRuntimeOptions {
@@ -120,7 +121,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     injectedLatency: options.injectedLatency ?? injectedLatencyFrom(options.env ?? process.env),
     measureOperations: options.measureOperations ?? false,
   };
-  const context = createContext(config, localHooks(hookSettings));
+  const context = createContext(
+    config,
+    localHooks(hookSettings, () => new MessagePortRequestHandler(emulators.connectDynamodb())),
+  );
   const dynamoClient = new DynamoDBClient({
     region,
     endpoint: dynamodbEndpoint,
@@ -148,7 +152,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     sweepIntervalMs: options.sweepIntervalMs ?? base.local.sweepIntervalMs,
   };
   const thread = options.workersThread
-    ? await startWorkersThreads(config, hookSettings, workerSettings, WORKERS_THREADS)
+    ? await startWorkersThreads(
+        config,
+        hookSettings,
+        workerSettings,
+        WORKERS_THREADS,
+        emulators.connectDynamodb,
+      )
     : undefined;
   const workers = thread ?? (await startReconcileWorkers({ sqs, context, ...workerSettings }));
 

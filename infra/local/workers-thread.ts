@@ -1,6 +1,6 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { isMainThread, type MessagePort, parentPort, Worker, workerData } from 'node:worker_threads';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../../shared/config.js';
 import { createContext, disposeContext } from '../../shared/context.js';
@@ -8,6 +8,7 @@ import { parseAddressDenyList } from '../../shared/domain/hosts.js';
 import { type LocalHookSettings, localHooks, placeholderSigner } from './client-hooks.js';
 import type { QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
+import { MessagePortRequestHandler } from './store-transport.js';
 import { addUsage, resetUsage, type Usage, usage } from './usage.js';
 
 /**
@@ -35,6 +36,8 @@ export interface WorkerSettings {
 interface ThreadSettings {
   fogbridgeWorkersThread: WorkerSettings;
   hooks: LocalHookSettings;
+  /** This thread's message port to the embedded DynamoDB (see store-transport.ts). */
+  dynamodbPort: MessagePort;
   /** The configuration, with the deny list as its source text (a BlockList does not cross threads). */
   config: Omit<Config, 'deniedResourceAddresses'> & { deniedResourceAddresses: string };
 }
@@ -54,10 +57,11 @@ export async function startWorkersThreads(
   hooks: LocalHookSettings,
   workers: WorkerSettings,
   count: number,
+  connectDynamodb: () => MessagePort,
 ): Promise<WorkersThread> {
   const threads = await Promise.all(
     Array.from({ length: Math.max(1, count) }, (_, index) =>
-      startWorkersThread(config, hooks, { ...workers, role: index === 0 ? 'all' : 'fog' }),
+      startWorkersThread(config, hooks, { ...workers, role: index === 0 ? 'all' : 'fog' }, connectDynamodb()),
     ),
   );
   return {
@@ -75,11 +79,13 @@ async function startWorkersThread(
   config: Config,
   hooks: LocalHookSettings,
   workers: WorkerSettings,
+  dynamodbPort: MessagePort,
 ): Promise<WorkersThread> {
   const denied = config.deniedResourceAddresses;
   const settings: ThreadSettings = {
     fogbridgeWorkersThread: workers,
     hooks,
+    dynamodbPort,
     config: {
       ...config,
       deniedResourceAddresses: [...denied.ranges.map((range) => range.entry), ...denied.names].join(','),
@@ -89,7 +95,7 @@ async function startWorkersThread(
   // to a worker on its command line does not apply to the worker's own entry module).
   const loader = import.meta.resolve('tsx/esm/api');
   const entry = `import(${JSON.stringify(loader)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(import.meta.url)}); });`;
-  const worker = new Worker(entry, { eval: true, workerData: settings });
+  const worker = new Worker(entry, { eval: true, workerData: settings, transferList: [dynamodbPort] });
   await new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
     worker.once('exit', (code) =>
@@ -141,7 +147,11 @@ async function runThread(port: NonNullable<typeof parentPort>, settings: ThreadS
       localKey: settings.config.secrets.localKey ? Buffer.from(settings.config.secrets.localKey) : undefined,
     },
   };
-  const context = createContext(config, localHooks(settings.hooks));
+  const transport = new MessagePortRequestHandler(settings.dynamodbPort);
+  const context = createContext(
+    config,
+    localHooks(settings.hooks, () => transport),
+  );
   const sqs = new SQSClient({
     region: config.region,
     endpoint: config.endpoints.sqs,

@@ -29,15 +29,14 @@ function claimedIdentity(token: string): { subject: string; jti: string } {
 /**
  * Verifies an agent token the reference way: EdDSA signed with the agent's provisioned Ed25519 key,
  * `sub` = agent uuid, a short `exp`, and a `jti` accepted once. Returns the agent uuid. Every refusal
- * is the same 401 `authorization failed`; the store is read only with well-formed claims (the key and
- * the row of the agent the token names) and written only once the signature has verified.
+ * is the same 401 `authorization failed`; the store is read only with well-formed claims (the key of
+ * the agent the token names) and written only once the signature has verified.
  */
 export async function verifyAgentToken(authorization: string | undefined): Promise<string> {
   try {
     const token = bearerToken(authorization);
     const { subject, jti } = claimedIdentity(token);
-    // Both reads are keyed by the claimed subject alone, so they go side by side (one round trip).
-    const [publicKeyPem, agent] = await Promise.all([getAgentPublicKey(subject), getAgentRow(subject)]);
+    const publicKeyPem = await getAgentPublicKey(subject);
     if (!publicKeyPem) throw new AgentTokenRejectedError('agent not provisioned');
     const maxLifetime = config().auth.agentTokenMaxLifetimeSeconds;
     const { payload } = await jwtVerify(token, createPublicKey(publicKeyPem), {
@@ -53,7 +52,7 @@ export async function verifyAgentToken(authorization: string | undefined): Promi
     if (payload.iat! > now + CLOCK_TOLERANCE_SECONDS)
       throw new AgentTokenRejectedError('issued in the future');
     if (lifetime <= 0 || lifetime > maxLifetime) throw new AgentTokenRejectedError('lifetime too long');
-    if (!agent) throw new AgentTokenRejectedError('unknown agent');
+    if (!(await getAgentRow(subject))) throw new AgentTokenRejectedError('unknown agent');
     // Only a token whose signature verified may write its id: garbage cannot fill the table.
     if (!(await recordTokenId(subject, jti, payload.exp! * 1000)))
       throw new AgentTokenRejectedError('replayed jti');
