@@ -99,8 +99,8 @@ export async function runFanOut(
     "agents told, by their flags' write times (ms; p50 / last)": `${told.toldP50Ms} / ${told.toldLastMs}`,
     'fog reconciles (create)': result.fogReconcilesForCreate,
     'DynamoDB RCU per fog reconcile (create)': result.readUnitsPerFogReconcileOnCreate,
-    'store/queue calls per fog reconcile (create; mean / max)': createCalls
-      ? `${createCalls.mean} / ${createCalls.max}`
+    'store/queue calls per fog reconcile (create; mean / max, in sequence max)': createCalls
+      ? `${createCalls.mean} / ${createCalls.max}, ${createCalls.sequentialMax}`
       : 'none',
     'batch reads for those fog reconciles; calls per fog reconcile with its share': `${createWithBatch.batchReads}; ${createWithBatch.perReconcile}`,
     'tag change on every agent, seen by the observer (ms)': result.tagChangeConvergedMs,
@@ -121,6 +121,9 @@ export async function runFanOut(
     'per-site status: rounds of every agent polling until then (ms per round)': `${sites.pollRounds} (${sites.msPerPollRound})`,
     'per-site status: summary when all applied': `${sites.summary.applied} / ${sites.summary.expected}`,
     'per-site status: store calls of one service read (sites pending / all applied)': `${sites.callsWhilePending} / ${sites.callsWhenApplied}`,
+    'agent poll (GET /agent/config/changes): calls, in sequence': sites.agentPoll
+      ? `${sites.agentPoll.mean}, ${sites.agentPoll.sequentialMax}`
+      : 'none',
   });
   return result;
 }
@@ -146,6 +149,10 @@ async function measureSiteStatus(api: ApiClient, control: RuntimeControl, uuids:
       await agent.poll();
     });
   await pollAll();
+  // One round of every agent polling, measured: the agent poll is a fleet's most frequent call.
+  await control.resetUsage();
+  await pollAll();
+  const agentPoll = callsPerOperation(await control.usage())['agent poll'];
   const readCalls = async () => {
     await control.resetUsage();
     const read = await api.get<{ sites: { expected: number; applied: number } }>('/api/v3/services/s2-sites');
@@ -184,6 +191,7 @@ async function measureSiteStatus(api: ApiClient, control: RuntimeControl, uuids:
     summary: last.sites,
     callsWhilePending: whilePending.calls,
     callsWhenApplied: last.calls,
+    agentPoll,
   };
 }
 

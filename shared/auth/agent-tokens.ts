@@ -52,10 +52,14 @@ export async function verifyAgentToken(authorization: string | undefined): Promi
     if (payload.iat! > now + CLOCK_TOLERANCE_SECONDS)
       throw new AgentTokenRejectedError('issued in the future');
     if (lifetime <= 0 || lifetime > maxLifetime) throw new AgentTokenRejectedError('lifetime too long');
-    if (!(await getAgentRow(subject))) throw new AgentTokenRejectedError('unknown agent');
-    // Only a token whose signature verified may write its id: garbage cannot fill the table.
-    if (!(await recordTokenId(subject, jti, payload.exp! * 1000)))
-      throw new AgentTokenRejectedError('replayed jti');
+    // Only a token whose signature verified may write its id: garbage cannot fill the table. The agent's
+    // row is read beside that write (one round trip for both): a key outlives its agent only briefly.
+    const [agent, firstUse] = await Promise.all([
+      getAgentRow(subject),
+      recordTokenId(subject, jti, payload.exp! * 1000),
+    ]);
+    if (!agent) throw new AgentTokenRejectedError('unknown agent');
+    if (!firstUse) throw new AgentTokenRejectedError('replayed jti');
     return subject;
   } catch (error) {
     if (

@@ -309,32 +309,34 @@ function toResult(answer: Reply): ApiResult {
   };
 }
 
-/** Authentication first (nothing is read for a caller without the right), then the body, then the work. */
+/**
+ * Authentication first (nothing is read for a caller without the right), then the body, then the work;
+ * all of it measured as the route's operation (an agent token's checks are store calls its caller
+ * waits for too).
+ */
 function serve<B>(record: RouteRecord<B>) {
-  return async (event: ApiEvent): Promise<ApiResult> => {
-    const authorization = header(event, 'authorization');
-    let agentUuid = '';
-    if (record.auth === 'agent') {
-      agentUuid = await verifyAgentToken(authorization);
-    } else if (record.auth !== 'public') {
-      requireRole(await verifyUserToken(authorization), record.auth);
-    }
-    const { value: body, unknownFields } = await requestBody(event, record.request);
-    const queries = record.query ? queryParameters(event, record.query) : {};
-    // Measured from here: the route's own work, once the caller and the input were accepted.
-    const answer = await observeOperation(`${record.method} ${record.path}`, () =>
-      record.handler({
+  return (event: ApiEvent): Promise<ApiResult> =>
+    observeOperation(`${record.method} ${record.path}`, async () => {
+      const authorization = header(event, 'authorization');
+      let agentUuid = '';
+      if (record.auth === 'agent') {
+        agentUuid = await verifyAgentToken(authorization);
+      } else if (record.auth !== 'public') {
+        requireRole(await verifyUserToken(authorization), record.auth);
+      }
+      const { value: body, unknownFields } = await requestBody(event, record.request);
+      const queries = record.query ? queryParameters(event, record.query) : {};
+      const answer = await record.handler({
         event,
         body,
         param: (name) => pathParameter(event, name),
         query: (name) => queryParameter(event, name),
         queries,
         agentUuid,
-      }),
-    );
-    const warning = unknownFieldWarnings(unknownFields);
-    return toResult(warning ? { ...answer, headers: { ...answer.headers, warning } } : answer);
-  };
+      });
+      const warning = unknownFieldWarnings(unknownFields);
+      return toResult(warning ? { ...answer, headers: { ...answer.headers, warning } } : answer);
+    });
 }
 
 /** A Lambda handler serving `routes` behind the shared middleware stack. */
