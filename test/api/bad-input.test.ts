@@ -1061,6 +1061,10 @@ function deleted(name: string) {
   }, `service ${name} and its hub listener to be gone`);
 }
 
+type HubBridges = {
+  bridges?: { tcpListeners?: Record<string, unknown>; tcpConnectors?: Record<string, unknown> };
+};
+
 async function snapshot() {
   const paths = {
     services: SERVICES,
@@ -1538,6 +1542,20 @@ describe('hostile input on the fabric routes', () => {
       const services = (await api.get<{ provisioningStatus: string }[]>(SERVICES)).body;
       return services.every((service) => service.provisioningStatus !== 'pending') ? true : undefined;
     }, 'every service reconciled');
+    // A service deleted above is gone from the list before its reconcile has removed it from the hub.
+    await eventually(async () => {
+      const names = new Set(
+        (await api.get<{ name: string }[]>(SERVICES)).body.map((service) => service.name),
+      );
+      const hub = (await api.get<HubBridges>('/api/v3/router/hub-config')).body;
+      const entries = [
+        ...Object.keys(hub.bridges?.tcpListeners ?? {}),
+        ...Object.keys(hub.bridges?.tcpConnectors ?? {}),
+      ];
+      return entries.every((entry) => names.has(entry.replace(/-(listener|connector)$/, '')))
+        ? true
+        : undefined;
+    }, 'no hub entry of a deleted service');
     await routersQuiescent(
       t,
       agents.map((agent) => agent.uuid),
