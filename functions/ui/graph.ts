@@ -1,73 +1,22 @@
+import type { z } from 'zod';
+import type { topologyView } from '../../shared/http/api-schemas.js';
+
 /**
  * What the network page draws, from the topology the API answers: pure, so the mapping is tested on
  * its own (test/unit/ui-graph.test.ts) and the page only hands the result to the graph library.
- * Types are restated here rather than imported: this module runs in the browser.
  */
 
-export type SiteState = 'applied' | 'pending' | 'offline';
-
-export interface Site {
-  key: string;
-  kind: 'agent' | 'default-router';
-  name: string;
-  host: string | null;
-  routerMode: 'interior' | 'edge' | 'none';
-  natsMode: string | null;
-  hub: boolean;
-  online: boolean | null;
-  lastSeen: string | null;
-  state: SiteState;
-  since: string | null;
-  configVersion?: number | null;
-  acknowledgedVersion?: number | null;
-  rebuildPending?: boolean;
-}
-
-export interface Link {
-  kind: 'router' | 'nats-leaf' | 'nats-route';
-  from: string;
-  to: string;
-  host: string;
-  port: number;
-  role?: 'edge' | 'inter-router';
-  held?: boolean | null;
-  reason?: string;
-}
-
-export interface Service {
-  name: string;
-  type: string;
-  bridgePort: number | null;
-  status: string;
-  connector: string | null;
-  hub: string | null;
-  sites: { expected: number; applied: number; pending: number; offline: number };
-}
-
-export interface Placement {
-  site: string;
-  roles: string[];
-  state: SiteState;
-}
-
-export type Topology =
-  | {
-      form: 'full';
-      sites: Site[];
-      links: Link[];
-      services?: Service[];
-      placements?: Placement[];
-      next?: string;
-      counts: Record<string, unknown>;
-    }
-  | {
-      form: 'summary';
-      hub: { sites: Site[]; links: Link[]; more: number };
-      unhealthy: { sites: Site[]; more: number };
-      services: { count: number; notReady: Service[] };
-      placements?: Placement[];
-      counts: { sites: number } & Record<string, unknown>;
-    };
+/**
+ * What GET /api/v3/topology answers, typed from the route's own response schema (the one its OpenAPI
+ * document is built from). Types only: nothing of the schema is bundled into the page.
+ */
+export type Topology = z.infer<typeof topologyView>;
+type FullTopology = Extract<Topology, { form: 'full' }>;
+export type Site = FullTopology['sites'][number];
+export type Link = FullTopology['links'][number];
+export type Service = NonNullable<FullTopology['services']>[number];
+export type Placement = NonNullable<FullTopology['placements']>[number];
+export type SiteState = Site['state'];
 
 /** The colours a site is drawn in, by state (the legend shows the same). */
 export const STATE_COLOURS: Record<SiteState | 'uninvolved', string> = {

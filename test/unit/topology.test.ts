@@ -9,9 +9,9 @@ import {
   type RouterLink,
   routerLinks,
   type TopologyAgent,
-  type TopologySite,
   unhealthySites,
 } from '../../shared/domain/topology.js';
+import { topologySite } from '../fixtures/topology-sites.js';
 
 const agent = (uuid: string, overrides: Partial<TopologyAgent> = {}): TopologyAgent => ({
   uuid,
@@ -254,20 +254,7 @@ describe('NATS links', () => {
 });
 
 describe('tags, counts, the unhealthy and the hub neighbourhood', () => {
-  const site = (key: string, overrides: Partial<TopologySite> = {}): TopologySite => ({
-    key,
-    kind: 'agent',
-    name: key,
-    host: null,
-    routerMode: 'edge',
-    natsMode: 'leaf',
-    hub: false,
-    online: true,
-    lastSeen: '2026-12-04T12:00:00Z',
-    state: 'applied',
-    since: null,
-    ...overrides,
-  });
+  const site = topologySite;
 
   it.each([
     ['service.iofog.org/tag: checkout', 'checkout', true],

@@ -9,21 +9,9 @@ import {
   sitesAndLinks,
   type Topology,
 } from '../../functions/ui/graph.js';
+import { topologySite } from '../fixtures/topology-sites.js';
 
-const site = (key: string, overrides: Partial<Site> = {}): Site => ({
-  key,
-  kind: 'agent',
-  name: key,
-  host: null,
-  routerMode: 'edge',
-  natsMode: 'leaf',
-  hub: false,
-  online: true,
-  lastSeen: '2026-12-04T12:00:00Z',
-  state: 'applied',
-  since: null,
-  ...overrides,
-});
+const site: (key: string, overrides?: Partial<Site>) => Site = topologySite;
 const HUB = site('hub-uuid', { name: 'hub', hub: true, routerMode: 'interior', natsMode: 'server' });
 const FOG_A = site('fog-a-uuid', { name: 'fog-a' });
 const EDGE = site('edge-uuid', { name: 'edge-01', state: 'pending', since: '2026-12-04T11:00:00Z' });
@@ -79,12 +67,22 @@ describe('the page draws what the API answers', () => {
 
   it('takes the hub neighbourhood and the unhealthy sites from the summary form, each once', () => {
     // Prepare
+    const heldNot = LINKS[1] as Extract<Link, { kind: 'router' }>;
     const summary: Topology = {
       form: 'summary',
-      counts: { sites: 5000 },
-      hub: { sites: [HUB, EDGE], links: [LINKS[1]!], more: 4000 },
+      counts: {
+        sites: 5000,
+        byRouterMode: { interior: 1, edge: 4999, none: 0 },
+        byState: { applied: 4999, pending: 1, offline: 0 },
+        online: 5000,
+        silent: 0,
+        routerLinks: 4999,
+        natsLinks: 0,
+      },
+      hub: { sites: [HUB, EDGE], links: [heldNot], more: 4000 },
       unhealthy: { sites: [EDGE], more: 0 },
-      services: { count: 0, notReady: [] },
+      services: { count: 0, byStatus: {}, notReady: [] },
+      natsHub: null,
     };
 
     // Act
@@ -92,7 +90,7 @@ describe('the page draws what the API answers', () => {
 
     // Assess
     expect(sites.map((each) => each.key)).toEqual(['hub-uuid', 'edge-uuid']);
-    expect(links).toEqual([LINKS[1]]);
+    expect(links).toEqual([heldNot]);
   });
 });
 
