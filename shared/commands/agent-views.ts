@@ -1,9 +1,7 @@
 import { config } from '../context.js';
-import type { NatsMode } from '../domain/agent-schema.js';
 import { nearMissDistributionTags } from '../domain/distribution.js';
 import { DEFAULT_NATS_PORTS } from '../domain/nats-conf.js';
 import { routerMicroserviceUuid } from '../domain/placement.js';
-import type { RouterMode } from '../domain/router-objects.js';
 import { NotFoundError } from '../errors.js';
 import { type AgentStatusRow, getAgentStatus, getAgentStatuses } from '../store/agent-reports.js';
 import { type AgentRow, getAgentRow, listAgentRows } from '../store/agents.js';
@@ -13,18 +11,23 @@ import { getRequestRecords, platformStatusOf } from '../store/platform.js';
 
 /** The read model of agents: how the API shows an agent, its last report and its router. */
 
-export interface AgentView extends AgentHealth {
-  uuid: string;
-  name: string;
-  host: string | null;
-  tags: string[];
-  routerMode: RouterMode;
-  messagingPort: number | null;
-  interRouterPort: number | null;
-  edgeRouterPort: number | null;
-  upstreamRouters: string[];
-  isSystem: boolean;
-  natsMode: NatsMode;
+/** The row's fields the API shows as they are stored. */
+type StoredAgentFields = Pick<
+  AgentRow,
+  | 'uuid'
+  | 'name'
+  | 'host'
+  | 'tags'
+  | 'routerMode'
+  | 'messagingPort'
+  | 'interRouterPort'
+  | 'edgeRouterPort'
+  | 'upstreamRouters'
+  | 'isSystem'
+  | 'natsMode'
+>;
+
+export interface AgentView extends AgentHealth, StoredAgentFields {
   natsServerPort: number;
   natsClusterPort: number;
   natsLeafPort: number;

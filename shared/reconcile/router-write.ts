@@ -184,44 +184,46 @@ async function writeRouterBridges(
   let prepared = hubLock ? await plan() : undefined;
   if (prepared && !prepared.changed) return unchanged(prepared);
   const converge = () =>
-    retryOnConflict(
-      async () => {
-        const planned = prepared ?? (await plan());
-        prepared = undefined;
-        if (!planned.changed) return unchanged(planned);
-        const view = viewOf(planned);
-        faultPoint('router:before-write');
-        const version = planned.stored.row?.version ?? 0;
-        if (!(await putRouterParts(routerKey, planned.next, planned.changes, version, planned.parts)))
-          return CONFLICT;
-        if (isHub) countEvent('hub write');
-        const written: RouterReconcileResult = {
-          routerKey,
-          managed: true,
-          written: true,
-          config: view,
-          ...(planned.restart ? { restart: planned.restart } : {}),
-        };
-        const result = router.agent
-          ? await tellOfWrite(router.agent.uuid, written, known.tell !== false)
-          : written;
-        // Rows read before the write may have changed while it was made: recompute if any now disagrees.
-        if (!(await stillPlaced(router, planned.changes, planned.desired))) return CONFLICT;
-        logger.debug('router config written', {
-          routerKey,
-          put: planned.changes.put.length,
-          removed: planned.changes.remove.length,
-          restart: !!planned.restart,
-        });
-        return result;
-      },
-      {
-        times: 20,
-        exhausted: () =>
-          new ContentionError(`Router config ${routerKey} kept changing under reconcile; will retry`),
-      },
-    );
+    retryOnConflict(async () => {
+      const planned = prepared ?? (await plan());
+      prepared = undefined;
+      if (!planned.changed) return unchanged(planned);
+      const view = viewOf(planned);
+      faultPoint('router:before-write');
+      const version = planned.stored.row?.version ?? 0;
+      if (!(await putRouterParts(routerKey, planned.next, planned.changes, version, planned.parts)))
+        return CONFLICT;
+      if (isHub) countEvent('hub write');
+      const written: RouterReconcileResult = {
+        routerKey,
+        managed: true,
+        written: true,
+        config: view,
+        ...(planned.restart ? { restart: planned.restart } : {}),
+      };
+      const result = router.agent
+        ? await tellOfWrite(router.agent.uuid, written, known.tell !== false)
+        : written;
+      // Rows read before the write may have changed while it was made: recompute if any now disagrees.
+      if (!(await stillPlaced(router, planned.changes, planned.desired))) return CONFLICT;
+      logger.debug('router config written', {
+        routerKey,
+        put: planned.changes.put.length,
+        removed: planned.changes.remove.length,
+        restart: !!planned.restart,
+      });
+      return result;
+    }, routerConfigRetries(routerKey));
   return hubLock ? underHubLock(routerKey, converge) : converge();
+}
+
+/** How often a router config write is tried again after losing a race, and the error when it gives up. */
+function routerConfigRetries(routerKey: string) {
+  return {
+    times: 20,
+    exhausted: () =>
+      new ContentionError(`Router config ${routerKey} kept changing under reconcile; will retry`),
+  };
 }
 
 /**
@@ -331,19 +333,12 @@ async function writeServiceEntriesOnce(
   const first = await attempt(prefetched ?? (await readServiceEntries(routerKey, serviceName)), !isHub);
   if (first !== CONFLICT && !first.needsWrite) return finish(first);
   const write = () =>
-    retryOnConflict(
-      async () => {
-        // Read afresh (never from a read snapshot): on the hub this runs under the lock.
-        const stored = await outsideReadSnapshot(() => readServiceEntries(routerKey, serviceName));
-        const result = await attempt(stored, true);
-        return result === CONFLICT ? CONFLICT : finish(result);
-      },
-      {
-        times: 20,
-        exhausted: () =>
-          new ContentionError(`Router config ${routerKey} kept changing under reconcile; will retry`),
-      },
-    );
+    retryOnConflict(async () => {
+      // Read afresh (never from a read snapshot): on the hub this runs under the lock.
+      const stored = await outsideReadSnapshot(() => readServiceEntries(routerKey, serviceName));
+      const result = await attempt(stored, true);
+      return result === CONFLICT ? CONFLICT : finish(result);
+    }, routerConfigRetries(routerKey));
   return isHub ? underHubLock(routerKey, write) : write();
 }
 
