@@ -1,6 +1,6 @@
 import { config } from '../context.js';
 import { nearMissDistributionTags } from '../domain/distribution.js';
-import { DEFAULT_NATS_PORTS } from '../domain/nats-conf.js';
+import { DEFAULT_JETSTREAM_SIZES, DEFAULT_NATS_PORTS } from '../domain/nats-conf.js';
 import { routerMicroserviceUuid } from '../domain/placement.js';
 import { NotFoundError } from '../errors.js';
 import { type AgentStatusRow, getAgentStatus, getAgentStatuses } from '../store/agent-reports.js';
@@ -171,8 +171,8 @@ function natsView(row: AgentRow) {
     natsLeafPort: ports.leafPort,
     natsMqttPort: ports.mqttPort,
     natsHttpPort: ports.httpPort,
-    jsStorageSize: row.jsStorageSize ?? '10g',
-    jsMemoryStoreSize: row.jsMemoryStoreSize ?? '1g',
+    jsStorageSize: row.jsStorageSize ?? DEFAULT_JETSTREAM_SIZES.jsStorageSize,
+    jsMemoryStoreSize: row.jsMemoryStoreSize ?? DEFAULT_JETSTREAM_SIZES.jsMemoryStoreSize,
     upstreamNatsServers: row.upstreamNatsServers ?? [],
   };
 }

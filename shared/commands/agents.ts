@@ -6,7 +6,12 @@ import {
   type NatsMode,
   type PatchAgentBody,
 } from '../domain/agent-schema.js';
-import { DEFAULT_NATS_HUB, DEFAULT_NATS_PORTS, normalizeStoreSize } from '../domain/nats-conf.js';
+import {
+  DEFAULT_JETSTREAM_SIZES,
+  DEFAULT_NATS_HUB,
+  DEFAULT_NATS_PORTS,
+  normalizeStoreSize,
+} from '../domain/nats-conf.js';
 import { DEFAULT_ROUTER } from '../domain/placement.js';
 import { type NamedPort, portSetProblem } from '../domain/port-set.js';
 import type { RouterMode } from '../domain/router-objects.js';
@@ -200,8 +205,10 @@ async function natsFields(
       mqttPort: body.natsMqttPort ?? DEFAULT_NATS_PORTS.mqttPort,
       httpPort: body.natsHttpPort ?? DEFAULT_NATS_PORTS.httpPort,
     },
-    jsStorageSize: normalizeStoreSize(body.jsStorageSize ?? '10g'),
-    jsMemoryStoreSize: normalizeStoreSize(body.jsMemoryStoreSize ?? '1g'),
+    jsStorageSize: normalizeStoreSize(body.jsStorageSize ?? DEFAULT_JETSTREAM_SIZES.jsStorageSize),
+    jsMemoryStoreSize: normalizeStoreSize(
+      body.jsMemoryStoreSize ?? DEFAULT_JETSTREAM_SIZES.jsMemoryStoreSize,
+    ),
     upstreamNatsServers: [...new Set(upstreams)],
   };
 }

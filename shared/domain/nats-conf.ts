@@ -138,6 +138,9 @@ export const DEFAULT_NATS_PORTS: NatsPorts = {
   httpPort: 8222,
 };
 
+/** JetStream's file and memory store limits when an agent sets none (the reference's defaults). */
+export const DEFAULT_JETSTREAM_SIZES = { jsStorageSize: '10g', jsMemoryStoreSize: '1g' } as const;
+
 /** A server's cluster routes: every NATS server with a host, itself included (the reference's rule). */
 export function clusterRoutes(servers: readonly { host: string | null; clusterPort: number }[]): string[] {
   return [

@@ -3,6 +3,7 @@ import { config } from '../context.js';
 import {
   agentServerRoutes,
   clusterRoutes,
+  DEFAULT_JETSTREAM_SIZES,
   DEFAULT_NATS_HUB,
   leafRemotes,
   NATS_PATHS,
@@ -254,8 +255,8 @@ function natsVariables(agent: AgentRow, artefacts: NatsArtefacts, role: Role): R
     NATS_CERT_NAME: artefacts.serverCertificate,
     NATS_MQTT_CERT_NAME: artefacts.mqttCertificate,
     NATS_JWT_DIR: NATS_PATHS.jwtDir,
-    NATS_JS_MAX_MEMORY_STORE: agent.jsMemoryStoreSize ?? '1g',
-    NATS_JS_MAX_FILE_STORE: agent.jsStorageSize ?? '10g',
+    NATS_JS_MAX_MEMORY_STORE: agent.jsMemoryStoreSize ?? DEFAULT_JETSTREAM_SIZES.jsMemoryStoreSize,
+    NATS_JS_MAX_FILE_STORE: agent.jsStorageSize ?? DEFAULT_JETSTREAM_SIZES.jsStorageSize,
   };
 }
 
