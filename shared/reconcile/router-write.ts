@@ -306,7 +306,11 @@ export async function reconcileRouterForService(
   }
 }
 
-/** One convergence of a service's entries from `expected`: unlocked check first, then locked write on the hub. */
+/**
+ * One convergence of a service's entries from `expected`: unlocked check first, then locked write on the
+ * hub. The agent whose router was written is told after the lock is released: telling it takes three
+ * calls that need no lock, and every service of the hub waits for the lock in turn.
+ */
 async function writeServiceEntriesOnce(
   router: ManagedRouter,
   serviceName: string,
@@ -320,8 +324,9 @@ async function writeServiceEntriesOnce(
     writeServiceEntries(router, serviceName, expected, stored, write);
   const finish = async (
     result: Exclude<Awaited<ReturnType<typeof attempt>>, typeof CONFLICT>,
-  ): Promise<ServiceEntriesResult> => {
-    if (!result.needsFull) return { managed: true, written: result.written, entries: expected };
+  ): Promise<ServiceEntriesResult & { entriesWritten?: boolean }> => {
+    if (!result.needsFull)
+      return { managed: true, written: result.written, entries: expected, entriesWritten: result.written };
     const full = await writeRouterBridges(
       routerKey,
       defaultRouter,
@@ -331,7 +336,8 @@ async function writeServiceEntriesOnce(
   };
   // Most asks find the entries as wanted: checked from what the caller read (the hub without its lock).
   const first = await attempt(prefetched ?? (await readServiceEntries(routerKey, serviceName)), !isHub);
-  if (first !== CONFLICT && !first.needsWrite) return finish(first);
+  if (first !== CONFLICT && !first.needsWrite)
+    return tellOfServiceWrite(router, serviceName, await finish(first));
   const write = () =>
     retryOnConflict(async () => {
       // Read afresh (never from a read snapshot): on the hub this runs under the lock.
@@ -339,7 +345,18 @@ async function writeServiceEntriesOnce(
       const result = await attempt(stored, true);
       return result === CONFLICT ? CONFLICT : finish(result);
     }, routerConfigRetries(routerKey));
-  return isHub ? underHubLock(routerKey, write) : write();
+  return tellOfServiceWrite(router, serviceName, await (isHub ? underHubLock(routerKey, write) : write()));
+}
+
+/** Tells the router's agent of a write of one service's entries (a full write told it already). */
+async function tellOfServiceWrite(
+  router: ManagedRouter,
+  serviceName: string,
+  { entriesWritten, ...result }: ServiceEntriesResult & { entriesWritten?: boolean },
+): Promise<ServiceEntriesResult> {
+  if (entriesWritten && router.agent)
+    await tellAgentOfChange(router.agent.uuid, { service: serviceName }, []);
+  return result;
 }
 
 /**
@@ -367,7 +384,6 @@ async function writeServiceEntries(
   if (!(await putRouterParts(router.key, stored.row.config, changes, stored.row.version, parts)))
     return CONFLICT;
   if (router.key === router.hubKey) countEvent('hub write');
-  if (router.agent) await tellAgentOfChange(router.agent.uuid, { service: serviceName }, []);
   logger.debug('router entries written', { routerKey: router.key, serviceName });
   return { written: true };
 }
