@@ -288,12 +288,24 @@ export async function reconcileRouterForService(
   let microservice = known.microservice;
   for (let round = 0; ; round++) {
     const expected = await wantedEntries(router, row, { microservice });
-    const result = await writeServiceEntriesOnce(router, serviceName, expected, stored, defaultRouter);
+    const { entriesWritten, ...result } = await writeServiceEntriesOnce(
+      router,
+      serviceName,
+      expected,
+      stored,
+      defaultRouter,
+    );
     if (!result.written) return result;
     // The row this was computed from may have changed while it was written (another writer of this
     // router saw the newer row, found nothing to do, and finished first): what was written stands only
-    // if the row read now wants the same.
-    const fresh = await outsideReadSnapshot(() => getServiceRow(serviceName));
+    // if the row read now wants the same. The agent is told of the write meanwhile (a full write told
+    // it already).
+    const [fresh] = await Promise.all([
+      outsideReadSnapshot(() => getServiceRow(serviceName)),
+      entriesWritten && router.agent
+        ? tellAgentOfChange(router.agent.uuid, { service: serviceName }, [])
+        : undefined,
+    ]);
     const wanted = await wantedEntries(router, fresh);
     if (canonicalJson(wanted) === canonicalJson(expected)) return result;
     if (round >= 20)
@@ -308,8 +320,9 @@ export async function reconcileRouterForService(
 
 /**
  * One convergence of a service's entries from `expected`: unlocked check first, then locked write on the
- * hub. The agent whose router was written is told after the lock is released: telling it takes three
- * calls that need no lock, and every service of the hub waits for the lock in turn.
+ * hub. `entriesWritten` when this service's entries were written: the caller tells the router's agent,
+ * after the hub lock is released (telling takes three calls that need no lock, and every service of the
+ * hub waits for the lock in turn).
  */
 async function writeServiceEntriesOnce(
   router: ManagedRouter,
@@ -317,7 +330,7 @@ async function writeServiceEntriesOnce(
   expected: RouterEntries,
   prefetched: StoredServiceEntries | undefined,
   defaultRouter: DefaultRouterRow | undefined,
-): Promise<ServiceEntriesResult> {
+): Promise<ServiceEntriesResult & { entriesWritten?: boolean }> {
   const routerKey = router.key;
   const isHub = router.key === router.hubKey;
   const attempt = (stored: StoredServiceEntries, write: boolean) =>
@@ -336,8 +349,7 @@ async function writeServiceEntriesOnce(
   };
   // Most asks find the entries as wanted: checked from what the caller read (the hub without its lock).
   const first = await attempt(prefetched ?? (await readServiceEntries(routerKey, serviceName)), !isHub);
-  if (first !== CONFLICT && !first.needsWrite)
-    return tellOfServiceWrite(router, serviceName, await finish(first));
+  if (first !== CONFLICT && !first.needsWrite) return finish(first);
   const write = () =>
     retryOnConflict(async () => {
       // Read afresh (never from a read snapshot): on the hub this runs under the lock.
@@ -345,18 +357,7 @@ async function writeServiceEntriesOnce(
       const result = await attempt(stored, true);
       return result === CONFLICT ? CONFLICT : finish(result);
     }, routerConfigRetries(routerKey));
-  return tellOfServiceWrite(router, serviceName, await (isHub ? underHubLock(routerKey, write) : write()));
-}
-
-/** Tells the router's agent of a write of one service's entries (a full write told it already). */
-async function tellOfServiceWrite(
-  router: ManagedRouter,
-  serviceName: string,
-  { entriesWritten, ...result }: ServiceEntriesResult & { entriesWritten?: boolean },
-): Promise<ServiceEntriesResult> {
-  if (entriesWritten && router.agent)
-    await tellAgentOfChange(router.agent.uuid, { service: serviceName }, []);
-  return result;
+  return isHub ? underHubLock(routerKey, write) : write();
 }
 
 /**

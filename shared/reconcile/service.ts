@@ -287,18 +287,20 @@ async function fanOut(work: Work, sets: string[], selectionChanged: boolean): Pr
   const everSelected = [...new Set([...sets, ...applied.tokens])].filter((set) => set !== EVERY_SERVICE_SET);
   const selecting = selectionChanged ? await agentsSelectingTokens([DISTRIBUTION_ALL, ...everSelected]) : [];
   const holding = row.deleted ? [] : [...new Set([...(site ? [site] : []), ...(hubKey ? [hubKey] : [])])];
-  await recordApplied(
-    { service: row.name },
-    { routers: holding.filter((key) => !applied.routers.includes(key)) },
-  );
+  await Promise.all([
+    recordApplied(
+      { service: row.name },
+      { routers: holding.filter((key) => !applied.routers.includes(key)) },
+    ),
+    // Every agent that selects it has not applied the changed listener until it acknowledges past now.
+    selectionChanged && !row.deleted ? markSelectingSitesPending(selecting, row.name) : undefined,
+  ]);
   const siteMoved = !!previousSite && previousSite !== row.siteKey && previousSite !== hubKey;
   if (siteMoved) await reconcileRouterForService(previousSite, row, row.name, work.defaultRouter);
   const routers = new Set([...(site ? [site] : []), ...selecting, ...applied.routers]);
   // The hub's entries were written above; an agent hub that selects the service is still told.
   if (hubKey && !selecting.includes(hubKey)) routers.delete(hubKey);
   if (siteMoved) routers.delete(previousSite);
-  // Every agent that selects it has not applied the changed listener until it acknowledges past now.
-  if (selectionChanged && !row.deleted) await markSelectingSitesPending(selecting, row.name);
   await askRoutersForService(routers, row.name, { raise: selectionChanged });
   await forgetApplied(
     { service: row.name },
