@@ -12,6 +12,7 @@ import {
   siteRows,
   sitesAndLinks,
   type Topology,
+  withNewerSites,
 } from './graph.js';
 
 /**
@@ -163,6 +164,7 @@ async function read(token: string): Promise<View | { refused: string } | { faile
       token,
     );
     placements = answer.ok ? (answer.body.placements ?? []) : [];
+    if (answer.ok && answer.body.form === 'full') sites = withNewerSites(sites, answer.body.sites);
   }
   return { sites, links, services, topology, placements };
 }

@@ -59,6 +59,16 @@ export function sitesAndLinks(topology: Topology): { sites: Site[]; links: Link[
 }
 
 /**
+ * The sites with what a later answer says of them: the service's placements are read after the
+ * topology, and an agent may fall silent in between; its site as that answer describes it goes with
+ * the placement read beside it, so a site shaded offline is also drawn silent.
+ */
+export function withNewerSites(sites: readonly Site[], newer: readonly Site[]): Site[] {
+  const byKey = new Map(newer.map((site) => [site.key, site]));
+  return sites.map((site) => byKey.get(site.key) ?? site);
+}
+
+/**
  * The graph's nodes and edges: one node per site, one for a NATS hub that is not an agent when a leaf
  * links to it, one edge per link whose ends are both drawn. With `placements` (a service selected),
  * each site is shaded by its state of that service and the others are drawn as uninvolved.

@@ -3,11 +3,13 @@ import {
   compareDrawnSites,
   graphOf,
   type Link,
+  type Placement,
   type Site,
   serviceRows,
   siteRows,
   sitesAndLinks,
   type Topology,
+  withNewerSites,
 } from '../../functions/ui/graph.js';
 import { topologySite } from '../fixtures/topology-sites.js';
 
@@ -54,6 +56,24 @@ describe('the page draws what the API answers', () => {
       ['hub-uuid', 'applied', ['hub']],
       ['fog-a-uuid', 'pending', ['connector']],
       ['edge-uuid', 'uninvolved', []],
+    ]);
+  });
+
+  it('draws a site with the facts read beside the service placements, so one shaded offline is drawn silent', () => {
+    // Prepare: the topology read while edge-01 was heard from, the service read after it fell silent
+    const silentEdge = site('edge-uuid', { name: 'edge-01', online: false, state: 'offline' });
+    const placements: Placement[] = [{ site: 'edge-uuid', roles: ['listener'], state: 'offline' }];
+
+    // Act
+    const { nodes } = graphOf(withNewerSites([HUB, FOG_A, EDGE], [silentEdge]), LINKS, placements);
+
+    // Assess
+    expect(
+      nodes.filter((node) => node.kind === 'site').map((node) => [node.id, node.shade, node.silent]),
+    ).toEqual([
+      ['hub-uuid', 'uninvolved', false],
+      ['fog-a-uuid', 'uninvolved', false],
+      ['edge-uuid', 'offline', true],
     ]);
   });
 
