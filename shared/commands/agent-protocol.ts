@@ -4,6 +4,7 @@ import type {
   AgentDocument,
   ControllerRegisterBody,
 } from '../domain/agent-protocol-schema.js';
+import { MICROSERVICE_CREDS_DIR } from '../domain/nats-accounts.js';
 import { hubRouterKey, natsMicroserviceUuid, routerMicroserviceUuid } from '../domain/placement.js';
 import { incompleteRouterConfig, routerContainer } from '../domain/router-microservice.js';
 import { routerCertificateSpecs } from '../domain/router-site.js';
@@ -31,7 +32,7 @@ import {
   getControllerMicroservice,
   putControllerMicroservice,
 } from '../store/system-microservices.js';
-import { heldCertificates } from './volume-mounts.js';
+import { heldCertificates, microserviceCreds } from './volume-mounts.js';
 
 /**
  * The agent side of the protocol, as Edgelet speaks it: every answer is a JSON
@@ -138,9 +139,10 @@ export async function listAgentMicroservices(agentUuid: string): Promise<AgentMi
     natsMicroservice(agent, changes),
     agent.isSystem ? getControllerMicroservice(agentUuid) : undefined,
   ]);
+  const creds = await microserviceCreds(registered);
   const runnable = registered.flatMap((row) => {
     const image = (row.images ?? []).find((candidate) => candidate.fogTypeId === architecture);
-    return image ? [registeredMicroservice(row, image.containerImage)] : [];
+    return image ? [registeredMicroservice(row, image.containerImage, creds.get(row.uuid)?.mount)] : [];
   });
   const system = [router, nats, controller && controllerMicroservice(agent, controller, architecture)];
   return [...system.filter((item): item is AgentMicroservice => item !== undefined), ...runnable];
@@ -158,7 +160,15 @@ async function agentArchitecture(agent: AgentRow): Promise<number> {
   return (await getProvisionedArchitecture(agent.uuid)) ?? agent.fogTypeId ?? 0;
 }
 
-function registeredMicroservice(row: MicroserviceRow, imageId: string): AgentMicroservice {
+/**
+ * A registered microservice. With NATS access (and its user made) its creds file is mounted at
+ * /etc/nats/creds and its path is in `NATS_CREDS_PATH`, as the reference controller delivers them.
+ */
+function registeredMicroservice(
+  row: MicroserviceRow,
+  imageId: string,
+  creds?: { name: string; path: string },
+): AgentMicroservice {
   return {
     uuid: row.uuid,
     name: row.name,
@@ -170,8 +180,17 @@ function registeredMicroservice(row: MicroserviceRow, imageId: string): AgentMic
     hostNetworkMode: row.hostNetworkMode,
     isPrivileged: false,
     portMappings: [],
-    volumeMappings: [],
-    env: [],
+    volumeMappings: creds
+      ? [
+          {
+            hostDestination: creds.name,
+            containerDestination: MICROSERVICE_CREDS_DIR,
+            accessMode: 'ro',
+            type: 'volumeMount',
+          },
+        ]
+      : [],
+    env: creds ? [{ key: 'NATS_CREDS_PATH', value: creds.path }] : [],
     capAdd: [],
     isRouter: false,
     isNats: false,

@@ -1,6 +1,7 @@
 import type {
   ApplicationDeclaration,
   CreateApplicationBody,
+  NatsConfig,
   PatchApplicationBody,
 } from '../domain/registry-schema.js';
 import { NotFoundError, ValidationError } from '../errors.js';
@@ -21,6 +22,8 @@ import {
   resolveDeclaration,
   toMicroserviceView,
 } from './microservices.js';
+import { reconcileApplicationNats } from './nats-applications.js';
+import { referenceRule } from './nats-rules.js';
 
 /** An application as the user API (and the Go SDK's `ApplicationInfo`) shows it. */
 export interface ApplicationView {
@@ -29,6 +32,7 @@ export interface ApplicationView {
   isActivated: boolean;
   isSystem: boolean;
   createdAt: string;
+  natsConfig: { natsAccess: boolean; natsRule: string | null };
   microservices: MicroserviceView[];
 }
 
@@ -39,9 +43,29 @@ async function toApplicationView(row: ApplicationRow): Promise<ApplicationView> 
     isActivated: row.isActivated ?? true,
     isSystem: false,
     createdAt: row.createdAt,
+    natsConfig: { natsAccess: row.natsAccess === true, natsRule: row.natsRule ?? null },
     microservices: (await listMicroservicesOfApplication(row.name)).map(toMicroserviceView),
   };
 }
+
+/**
+ * An application's NATS fields after `natsConfig` (absent: unchanged): access on or off, and the account
+ * rule (referenced before the row names it; cleared with the access).
+ */
+async function natsFields(
+  name: string,
+  nats: NatsConfig | undefined,
+  existing: ApplicationRow | undefined,
+  field: string,
+): Promise<Pick<ApplicationRow, 'natsAccess' | 'natsRule'>> {
+  if (!nats) return { natsAccess: existing?.natsAccess, natsRule: existing?.natsRule };
+  const natsAccess = nats.natsAccess ?? existing?.natsAccess ?? false;
+  if (nats.natsRule) await referenceRule('account', nats.natsRule, `app:${name}`, `${field}.natsRule`);
+  return { natsAccess, natsRule: natsAccess ? (nats.natsRule ?? existing?.natsRule) : undefined };
+}
+
+const natsChanged = (before: ApplicationRow | undefined, after: ApplicationRow) =>
+  (before?.natsAccess ?? false) !== (after.natsAccess ?? false) || before?.natsRule !== after.natsRule;
 
 async function requireApplication(name: string): Promise<ApplicationRow> {
   const row = await getApplication(name);
@@ -54,9 +78,11 @@ export async function createApplication(body: CreateApplicationBody): Promise<Ap
     name: body.name,
     description: body.description,
     isActivated: body.isActivated ?? true,
+    ...(await natsFields(body.name, body.natsConfig, undefined, 'natsConfig')),
     createdAt: new Date().toISOString(),
   };
   await putNewApplication(row);
+  if (row.natsAccess) await reconcileApplicationNats(row.name);
   return toApplicationView(row);
 }
 
@@ -76,21 +102,42 @@ export async function updateApplication(name: string, patch: PatchApplicationBod
       `Field 'name' (${JSON.stringify(patch.name)}) does not match the application in the path (${JSON.stringify(name)}); an application cannot be renamed`,
     );
   }
-  await putApplication({
+  const next: ApplicationRow = {
     ...row,
     description: patch.description ?? row.description,
     isActivated: patch.isActivated ?? row.isActivated,
+    ...(await natsFields(name, patch.natsConfig, row, 'natsConfig')),
     updatedAt: new Date().toISOString(),
-  });
+  };
+  await putApplication(next);
+  if (natsChanged(row, next)) await reconcileApplicationNats(name);
 }
 
-/** Removes an application and its microservices, unless one of them backs a service. */
+/**
+ * Removes an application and its microservices, unless one of them backs a service. Its NATS account
+ * is disabled (every user revoked) once the row is gone.
+ */
 export async function deleteApplication(name: string): Promise<void> {
-  await requireApplication(name);
+  const row = await requireApplication(name);
   const microservices = await listMicroservicesOfApplication(name);
   for (const microservice of microservices) await checkMicroserviceRemovable(microservice);
-  for (const microservice of microservices) await removeMicroservice(microservice);
+  for (const microservice of microservices) await removeMicroservice(microservice, { nats: false });
   await deleteApplicationRow(name);
+  if (row.natsAccess || microservices.some((microservice) => microservice.natsAccess))
+    await reconcileApplicationNats(name);
+}
+
+/** A microservice may have NATS access only in an application that has it: refused before any write. */
+function refuseMicroserviceNatsWithout(
+  declaration: ApplicationDeclaration,
+  applicationAccess: boolean,
+): void {
+  if (applicationAccess) return;
+  const index = declaration.microservices.findIndex((microservice) => microservice.natsConfig?.natsAccess);
+  if (index < 0) return;
+  throw new ValidationError(
+    `Field 'spec.microservices.${index}.natsConfig.natsAccess': application ${declaration.name} has no NATS access; set spec.natsConfig.natsAccess too`,
+  );
 }
 
 /**
@@ -111,7 +158,7 @@ export async function applyApplicationDeclaration(
     const prefix = `spec.microservices.${index}.`;
     await resolveDeclaration(
       microservice,
-      { agent: `${prefix}agent.name`, registryId: `${prefix}images.registry` },
+      { agent: `${prefix}agent.name`, registryId: `${prefix}images.registry`, nats: `${prefix}natsConfig` },
       declaration.name,
     );
   }
@@ -127,16 +174,19 @@ export async function applyApplicationDeclaration(
     name: declaration.name,
     description: declaration.description ?? existing?.description,
     isActivated: declaration.isActivated,
+    ...(await natsFields(declaration.name, declaration.natsConfig, existing, 'spec.natsConfig')),
     createdAt: existing?.createdAt ?? new Date().toISOString(),
     updatedAt: new Date().toISOString(),
   };
+  refuseMicroserviceNatsWithout(declaration, row.natsAccess === true);
   if (existing) await putApplication(row);
   else await putNewApplication(row);
+  if (natsChanged(existing, row)) await reconcileApplicationNats(row.name);
   for (const [index, microservice] of declaration.microservices.entries()) {
     const prefix = `spec.microservices.${index}.`;
     await applyMicroserviceDeclaration(
       { ...microservice, application: declaration.name },
-      { agent: `${prefix}agent.name`, registryId: `${prefix}images.registry` },
+      { agent: `${prefix}agent.name`, registryId: `${prefix}images.registry`, nats: `${prefix}natsConfig` },
     );
   }
   for (const microservice of dropped) await removeMicroservice(microservice);

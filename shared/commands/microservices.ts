@@ -2,9 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type {
   CreateMicroserviceBody,
   MicroserviceDeclaration,
+  NatsConfig,
   PatchMicroserviceBody,
 } from '../domain/registry-schema.js';
+import { show } from '../domain/validation.js';
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
+import { askRouterReconciles } from '../queue/publishers.js';
 import { CONFLICT, retryOnConflict } from '../retry.js';
 import { getAgentRow } from '../store/agents.js';
 import {
@@ -21,8 +24,11 @@ import {
 } from '../store/applications.js';
 import { raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
 import { getImageRegistry } from '../store/image-registries.js';
+import { getUserRow } from '../store/nats-accounts.js';
 import { referenceTarget, referencingSources } from '../store/references.js';
 import { getServiceRow, listServicesBySite, type ServiceRow } from '../store/services.js';
+import { reconcileApplicationNats } from './nats-applications.js';
+import { referenceRule } from './nats-rules.js';
 import { findAgent } from './resolve.js';
 import { requeueServices } from './services.js';
 
@@ -36,6 +42,7 @@ export interface MicroserviceView {
   images: MicroserviceImage[];
   registryId: number;
   config: string;
+  natsConfig: { natsAccess: boolean; natsRule: string | null };
 }
 
 export const toMicroserviceView = (row: MicroserviceRow): MicroserviceView => ({
@@ -47,14 +54,49 @@ export const toMicroserviceView = (row: MicroserviceRow): MicroserviceView => ({
   images: row.images ?? [],
   registryId: row.registryId ?? 1,
   config: row.config ?? '{}',
+  natsConfig: { natsAccess: row.natsAccess === true, natsRule: row.natsRule ?? null },
 });
+
+/**
+ * A microservice's NATS fields after `natsConfig` (absent: unchanged). Access needs its application's
+ * (the user lives in the application's account) and its name free of the API users of that account;
+ * the user rule is referenced before the row names it, and cleared with the access.
+ */
+async function natsFields(
+  target: { application: string; name: string; uuid: string },
+  nats: NatsConfig | undefined,
+  existing: MicroserviceRow | undefined,
+  field: string,
+): Promise<Pick<MicroserviceRow, 'natsAccess' | 'natsRule'>> {
+  if (!nats) return { natsAccess: existing?.natsAccess, natsRule: existing?.natsRule };
+  const natsAccess = nats.natsAccess ?? existing?.natsAccess ?? false;
+  if (natsAccess) {
+    if (!(await getApplication(target.application))?.natsAccess) {
+      throw new ValidationError(
+        `Field '${field}.natsAccess': application ${target.application} has no NATS access; turn on the application's natsConfig.natsAccess first`,
+      );
+    }
+    const user = await getUserRow(target.application, target.name);
+    if (user && user.kind !== 'microservice') {
+      throw new ConflictError(
+        `Field '${field}.natsAccess': NATS user ${show(target.name)} of application ${target.application} was made through the API; delete it first (the microservice's user takes its name)`,
+      );
+    }
+  }
+  if (nats.natsRule) await referenceRule('user', nats.natsRule, `ms:${target.uuid}`, `${field}.natsRule`);
+  return { natsAccess, natsRule: natsAccess ? (nats.natsRule ?? existing?.natsRule) : undefined };
+}
+
+const natsChanged = (before: MicroserviceRow | undefined, after: MicroserviceRow) =>
+  (before?.natsAccess ?? false) !== (after.natsAccess ?? false) || before?.natsRule !== after.natsRule;
 
 /** Which field a reference came in, so an error names what the user wrote. */
 interface Fields {
   agent: string;
   registryId: string;
+  nats: string;
 }
-const JSON_FIELDS: Fields = { agent: 'agentName', registryId: 'registryId' };
+const JSON_FIELDS: Fields = { agent: 'agentName', registryId: 'registryId', nats: 'natsConfig' };
 
 async function resolveAgentUuid(reference: string | undefined, field: string): Promise<string> {
   if (reference === undefined)
@@ -96,13 +138,18 @@ async function requireApplication(name: string, field: string): Promise<void> {
   }
 }
 
-/** Registers a microservice on an agent, with its images, registry and config. */
-export async function createMicroservice(body: CreateMicroserviceBody): Promise<{ uuid: string }> {
+/** Registers a microservice on an agent, with its images, registry, config and NATS access. */
+export async function createMicroservice(
+  body: CreateMicroserviceBody,
+  natsField = JSON_FIELDS.nats,
+): Promise<{ uuid: string }> {
   await requireApplication(body.application, 'application');
   const agentUuid = await bodyAgentUuid(body);
   const registryId = await requireRegistry(body.registryId ?? 1, JSON_FIELDS.registryId);
   const now = new Date().toISOString();
   const uuid = body.uuid ?? randomUUID();
+  const target = { application: body.application, name: body.name, uuid };
+  const nats = await natsFields(target, body.natsConfig, undefined, natsField);
   await putNewMicroservice({
     uuid,
     name: body.name,
@@ -112,10 +159,13 @@ export async function createMicroservice(body: CreateMicroserviceBody): Promise<
     images: body.images ?? [],
     registryId,
     config: body.config ?? '{}',
+    ...nats,
     createdAt: now,
     updatedAt: now,
     version: 1,
   });
+  // Its user (and creds) before the agent is told of it: its first container starts with them.
+  if (nats.natsAccess) await reconcileApplicationNats(body.application, uuid);
   // Its registry's credentials now reach the agent too.
   await raiseChangeFlags(agentUuid, ['microserviceList', 'registries']);
   return { uuid };
@@ -154,12 +204,15 @@ export async function updateMicroservice(uuid: string, patch: PatchMicroserviceB
   const agentUuid = moving ? await bodyAgentUuid(patch) : undefined;
   if (patch.registryId !== undefined) await requireRegistry(patch.registryId, JSON_FIELDS.registryId);
   const field = patch.iofogUuid !== undefined ? 'iofogUuid' : 'agentName';
-  await applyMicroserviceChange(uuid, field, (row) => ({
-    agentUuid: agentUuid ?? row.agentUuid,
-    hostNetworkMode: patch.hostNetworkMode ?? row.hostNetworkMode,
-    images: patch.images ?? row.images,
-    registryId: patch.registryId ?? row.registryId,
-    config: patch.config ?? row.config,
+  const row = await requireMicroservice(uuid);
+  const nats = await natsFields(row, patch.natsConfig, row, 'natsConfig');
+  await applyMicroserviceChange(uuid, field, (current) => ({
+    agentUuid: agentUuid ?? current.agentUuid,
+    hostNetworkMode: patch.hostNetworkMode ?? current.hostNetworkMode,
+    images: patch.images ?? current.images,
+    registryId: patch.registryId ?? current.registryId,
+    config: patch.config ?? current.config,
+    ...(patch.natsConfig ? nats : {}),
   }));
 }
 
@@ -175,6 +228,7 @@ async function applyMicroserviceChange(
       const next: MicroserviceRow = { ...row, ...change(row), updatedAt: new Date().toISOString() };
       if (next.agentUuid !== row.agentUuid) await checkBackendMove(row, next.agentUuid, agentField);
       if (!(await replaceMicroservice(next, row))) return CONFLICT;
+      if (natsChanged(row, next)) await reconcileApplicationNats(next.application, next.uuid);
       await announceMicroserviceChange(row, next);
     },
     {
@@ -197,6 +251,12 @@ async function announceMicroserviceChange(row: MicroserviceRow, next: Microservi
   }
   if (!moved && (next.hostNetworkMode !== row.hostNetworkMode || next.config !== row.config)) {
     await raiseChangeFlag(row.agentUuid, 'microserviceConfig');
+  }
+  if (moved && next.natsAccess) {
+    // Its creds mount moves with it, and each agent's leaf links into the account may change.
+    await raiseChangeFlags(row.agentUuid, ['volumeMounts']);
+    await raiseChangeFlags(next.agentUuid, ['volumeMounts']);
+    await askRouterReconciles([row.agentUuid, next.agentUuid]);
   }
   if (moved || next.hostNetworkMode !== row.hostNetworkMode) {
     const affected = (await listServicesBySite(row.agentUuid)).filter(
@@ -243,8 +303,12 @@ export async function checkMicroserviceRemovable(row: MicroserviceRow): Promise<
 /**
  * Removes a microservice that backs no service, checked against the row as read and written
  * conditioned on it: a service that started to reference it meanwhile makes it read and check again.
+ * Its NATS user is revoked after (unless `nats: false`: the caller reconciles the whole account).
  */
-export async function removeMicroservice(first: MicroserviceRow): Promise<void> {
+export async function removeMicroservice(
+  first: MicroserviceRow,
+  options: { nats?: boolean } = {},
+): Promise<void> {
   await retryOnConflict(
     async (attempt) => {
       const row = attempt === 0 ? first : await getMicroserviceRow(first.uuid);
@@ -252,6 +316,7 @@ export async function removeMicroservice(first: MicroserviceRow): Promise<void> 
       await checkMicroserviceRemovable(row);
       if (!(await deleteMicroserviceRow(row))) return CONFLICT;
       await raiseChangeFlag(row.agentUuid, 'microserviceList');
+      if (row.natsAccess && options.nats !== false) await reconcileApplicationNats(row.application, row.uuid);
     },
     {
       times: 5,
@@ -269,6 +334,7 @@ export async function deleteMicroservice(uuid: string): Promise<void> {
 const yamlFields = (prefix: string): Fields => ({
   agent: `${prefix}agent.name`,
   registryId: `${prefix}images.registry`,
+  nats: `${prefix}natsConfig`,
 });
 
 /**
@@ -309,15 +375,21 @@ export async function applyMicroserviceDeclaration(
     hostNetworkMode: declaration.hostNetworkMode,
   };
   if (existing) {
-    await applyMicroserviceChange(existing, fields.agent, () => ({ ...runtime, agentUuid }));
+    const row = await requireMicroservice(existing);
+    const nats = await natsFields(row, declaration.natsConfig, row, fields.nats);
+    await applyMicroserviceChange(existing, fields.agent, () => ({ ...runtime, ...nats, agentUuid }));
     return { uuid: existing, created: false };
   }
-  const { uuid } = await createMicroservice({
-    name: declaration.name,
-    application: declaration.application,
-    iofogUuid: agentUuid,
-    ...runtime,
-  });
+  const { uuid } = await createMicroservice(
+    {
+      name: declaration.name,
+      application: declaration.application,
+      iofogUuid: agentUuid,
+      ...runtime,
+      ...(declaration.natsConfig ? { natsConfig: declaration.natsConfig } : {}),
+    },
+    fields.nats,
+  );
   return { uuid, created: true };
 }
 

@@ -1,11 +1,24 @@
 import { createHash } from 'node:crypto';
+import { microserviceCredsMount } from '../domain/nats-accounts.js';
+import { credsFile } from '../domain/nats-claims.js';
+import { natsArtefacts } from '../domain/nats-conf.js';
 import { routerCertificateSpecs } from '../domain/router-site.js';
 import { NotFoundError } from '../errors.js';
 import { openSecret } from '../secrets.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
+import { listMicroservicesByAgent, type MicroserviceRow } from '../store/applications.js';
 import { type CertificateRow, getCertificate } from '../store/certificates.js';
 import { getMounts, mountData } from '../store/mounts.js';
-import { getNatsInstance } from '../store/nats.js';
+import { getNatsInstance, type NatsInstanceRow } from '../store/nats.js';
+import {
+  getAccountRows,
+  getBundleVersion,
+  getUserRows,
+  listAccountRows,
+  openUserSeed,
+  type UserRow,
+} from '../store/nats-accounts.js';
+import { ensureSystemAccount } from '../store/nats-identities.js';
 
 /**
  * The volume mounts an agent receives (GET /api/v3/agent/volumeMounts, the reference's shape): one per
@@ -43,8 +56,68 @@ async function ownCertificates(agent: AgentRow, names: readonly string[]): Promi
 const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 /**
- * Its router's certificates, then what its NATS microservice mounts: the NATS certificates, the
- * rendered config (a secret: it holds the JetStream key), the JWT directory and the creds file.
+ * The creds each of these microservices gets, by uuid: those with NATS access whose user exists in
+ * their application's account (the application's reconcile makes it, before the agent is told).
+ */
+export async function microserviceCreds(
+  microservices: readonly MicroserviceRow[],
+): Promise<Map<string, { mount: ReturnType<typeof microserviceCredsMount>; user: UserRow }>> {
+  const wanting = microservices.filter((ms) => ms.natsAccess === true);
+  const users = await getUserRows(wanting.map((ms) => ({ application: ms.application, name: ms.name })));
+  const creds = new Map<string, { mount: ReturnType<typeof microserviceCredsMount>; user: UserRow }>();
+  for (const ms of wanting) {
+    const user = users.find((row) => row.kind === 'microservice' && row.microserviceUuid === ms.uuid);
+    if (user) creds.set(ms.uuid, { mount: microserviceCredsMount(ms.application, ms.name), user });
+  }
+  return creds;
+}
+
+/** A microservice's creds mount: one secret with its creds file; its version is the user's issue. */
+async function credsMounts(agentUuid: string): Promise<VolumeMount[]> {
+  const creds = await microserviceCreds(await listMicroservicesByAgent(agentUuid));
+  return Promise.all(
+    [...creds.values()].map(async ({ mount, user }) => ({
+      uuid: mountUuid(mount.name),
+      name: mount.name,
+      version: user.version,
+      type: 'secret' as const,
+      data: { [mount.key]: base64(credsFile(user.jwt, await openUserSeed(user))) },
+    })),
+  );
+}
+
+const JWT_DIRECTORY_PREFIX = natsArtefacts('', 'leaf').jwtMount;
+
+/**
+ * A NATS process's JWT directory, composed when read: the system account and, for a server, every
+ * application account (disabled ones too, so running servers drop them), for a leaf the accounts it
+ * links into. Its version is the fleet's directory version, read first: every change to what any
+ * directory holds moves it on after the change is written, so what is read is at least that new.
+ */
+async function jwtDirectory(instance: NatsInstanceRow): Promise<VolumeMount> {
+  const name = natsArtefacts(instance.agentToken ?? '', instance.role).jwtMount;
+  const version = await getBundleVersion();
+  const [system, accounts] = await Promise.all([
+    ensureSystemAccount(),
+    instance.role === 'leaf' ? getAccountRows(instance.leafAccounts ?? []) : listAccountRows(),
+  ]);
+  const files = [
+    [`${system.publicKey}.jwt`, system.jwt],
+    ...accounts.map((account) => [`${account.publicKey}.jwt`, account.jwt]),
+  ];
+  return {
+    uuid: mountUuid(name),
+    name,
+    version,
+    type: 'configMap',
+    data: Object.fromEntries(files.map(([file, jwt]) => [file!, base64(jwt!)])),
+  };
+}
+
+/**
+ * Its router's certificates, then what its NATS microservice mounts (the NATS certificates, the
+ * rendered config — a secret: it holds the JetStream key —, the JWT directory and the creds file), then
+ * the creds of its microservices with NATS access.
  */
 export async function listAgentVolumeMounts(agentUuid: string): Promise<VolumeMount[]> {
   const agent = await getAgentRow(agentUuid);
@@ -58,7 +131,11 @@ export async function listAgentVolumeMounts(agentUuid: string): Promise<VolumeMo
   const [routerCertificates, natsCertificates, natsMounts] = await Promise.all([
     heldCertificates(agent),
     ownCertificates(agent, instance?.certificates ?? []),
-    getMounts([...natsMounted].filter((name) => !instance?.certificates.includes(name))),
+    getMounts(
+      [...natsMounted].filter(
+        (name) => !instance?.certificates.includes(name) && !name.startsWith(JWT_DIRECTORY_PREFIX),
+      ),
+    ),
   ]);
   const certificateMounts = await Promise.all(
     [...routerCertificates, ...natsCertificates].map(async (row) => ({
@@ -86,5 +163,6 @@ export async function listAgentVolumeMounts(agentUuid: string): Promise<VolumeMo
         ),
       })),
   );
-  return [...certificateMounts, ...otherMounts];
+  const directory = instance?.agentToken ? [await jwtDirectory(instance)] : [];
+  return [...certificateMounts, ...otherMounts, ...directory, ...(await credsMounts(agentUuid))];
 }

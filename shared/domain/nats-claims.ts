@@ -8,11 +8,12 @@ import {
   fmtCreds,
   fromSeed,
 } from '@nats-io/jwt';
+import { type AccountRule, SYSTEM_EXPORTS, type UserRule } from './nats-rules.js';
 
 /**
- * The NATS identities the controller signs (the reference's rules), with
- * `@nats-io/jwt`: a self-signed operator, the system account `SYS` it signs (unlimited, the two `$SYS`
- * monitoring exports, no JetStream limits), and users of that account. Keys travel as seeds.
+ * The NATS identities the controller signs, with `@nats-io/jwt`: a self-signed operator, the accounts it
+ * signs (the system account `SYS`, one per application with NATS access), and their users. Keys travel
+ * as seeds. What a rule puts in a JWT is decided here.
  */
 
 export interface SignedIdentity {
@@ -23,55 +24,170 @@ export interface SignedIdentity {
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 const seedOf = (key: { getSeed(): Uint8Array }) => text(key.getSeed());
+const keyOf = (seed: string) => fromSeed(new TextEncoder().encode(seed));
 
 export async function newOperator(name: string): Promise<SignedIdentity> {
   const key = createOperator();
   return { publicKey: key.getPublicKey(), seed: seedOf(key), jwt: await encodeOperator(name, key) };
 }
 
-const SYSTEM_EXPORTS = [
-  {
-    name: 'account-monitoring-streams',
-    subject: '$SYS.ACCOUNT.*.>',
-    type: 'stream',
-    account_token_position: 3,
-    description: 'Account specific monitoring stream',
-    info_url: 'https://docs.nats.io/nats-server/configuration/sys_accounts',
-  },
-  {
-    name: 'account-monitoring-services',
-    subject: '$SYS.REQ.ACCOUNT.*.*',
-    type: 'service',
-    response_type: 'Stream',
-    account_token_position: 4,
-    description: 'Request account specific monitoring services for: SUBSZ, CONNZ, LEAFZ, JSZ and INFO',
-    info_url: 'https://docs.nats.io/nats-server/configuration/sys_accounts',
-  },
-];
-
-export async function newSystemAccount(operatorSeed: string): Promise<SignedIdentity> {
+/** A new account or user key pair (`A…` / `U…`), as its public key and seed. */
+export function newAccountKey(): { publicKey: string; seed: string } {
   const key = createAccount();
-  const jwt = await encodeAccount(
-    'SYS',
-    key,
-    {
-      limits: {
-        conn: -1,
-        leaf: -1,
-        data: -1,
-        exports: -1,
-        imports: -1,
-        payload: -1,
-        subs: -1,
-        wildcards: true,
-      },
-      default_permissions: { pub: {}, sub: {} },
-      description: 'Default system account rule',
-      exports: SYSTEM_EXPORTS,
-    } as never,
-    { signer: fromSeed(new TextEncoder().encode(operatorSeed)) },
+  return { publicKey: key.getPublicKey(), seed: seedOf(key) };
+}
+
+export function newUserKey(): { publicKey: string; seed: string } {
+  const key = createUser();
+  return { publicKey: key.getPublicKey(), seed: seedOf(key) };
+}
+
+/**
+ * An account's claims from its rule. A limit the rule leaves out is unlimited (-1), not 0: NATS reads
+ * a missing limit as 0, which would forbid connections or subscriptions. JetStream is on when the rule
+ * sets any JetStream limit, and then the ones it leaves out are unlimited too. A disabled account (its
+ * application's NATS access turned off) allows nothing: no connection, leaf or subscription.
+ */
+export function accountClaims(
+  rule: AccountRule,
+  revocations: Readonly<Record<string, number>> = {},
+  options: { disabled?: boolean } = {},
+): Record<string, unknown> {
+  const limit = (value: number | undefined) => (options.disabled ? 0 : (value ?? -1));
+  const jetstream = [
+    rule.memStorage,
+    rule.diskStorage,
+    rule.streams,
+    rule.consumer,
+    rule.maxAckPending,
+    rule.memMaxStreamBytes,
+    rule.diskMaxStreamBytes,
+    rule.maxBytesRequired,
+  ].some((value) => value !== undefined);
+  const limits: Record<string, unknown> = {
+    conn: limit(rule.maxConnections),
+    leaf: limit(rule.maxLeafNodeConnections),
+    data: limit(rule.maxData),
+    exports: limit(rule.maxExports),
+    imports: limit(rule.maxImports),
+    payload: limit(rule.maxMsgPayload),
+    subs: limit(rule.maxSubscriptions),
+    wildcards: options.disabled ? false : (rule.exportsAllowWildcards ?? true),
+    ...(rule.disallowBearer !== undefined ? { disallow_bearer: rule.disallowBearer } : {}),
+    ...(jetstream && !options.disabled
+      ? {
+          mem_storage: rule.memStorage ?? -1,
+          disk_storage: rule.diskStorage ?? -1,
+          streams: rule.streams ?? -1,
+          consumer: rule.consumer ?? -1,
+          max_ack_pending: rule.maxAckPending ?? -1,
+          mem_max_stream_bytes: rule.memMaxStreamBytes ?? -1,
+          disk_max_stream_bytes: rule.diskMaxStreamBytes ?? -1,
+          max_bytes_required: rule.maxBytesRequired ?? false,
+        }
+      : {}),
+    ...(rule.tieredLimits && !options.disabled ? { tiered_limits: rule.tieredLimits } : {}),
+  };
+  return {
+    limits,
+    default_permissions: permissions(rule),
+    ...(rule.description !== undefined ? { description: rule.description } : {}),
+    ...(rule.infoUrl !== undefined ? { info_url: rule.infoUrl } : {}),
+    ...(rule.imports?.length ? { imports: rule.imports } : {}),
+    ...(rule.exports?.length ? { exports: rule.exports } : {}),
+    ...(Object.keys(revocations).length > 0 ? { revocations: { ...revocations } } : {}),
+  };
+}
+
+/** The publish, subscribe and response permissions a rule states (only what it sets). */
+function permissions(
+  rule: Pick<AccountRule, 'pubAllow' | 'pubDeny' | 'subAllow' | 'subDeny' | 'respMax' | 'respTtl'>,
+) {
+  const side = (allow?: string[], deny?: string[]) => ({
+    ...(allow ? { allow } : {}),
+    ...(deny ? { deny } : {}),
+  });
+  return {
+    pub: side(rule.pubAllow, rule.pubDeny),
+    sub: side(rule.subAllow, rule.subDeny),
+    ...(rule.respMax !== undefined || rule.respTtl !== undefined
+      ? { resp: { max: rule.respMax ?? -1, ttl: rule.respTtl ?? 0 } }
+      : {}),
+  };
+}
+
+/**
+ * A user's claims from its rule: limits left out are unlimited; `bearer` (an MQTT bearer user) and
+ * `connectionTypes` are what the kind of user needs whatever its rule says.
+ */
+export function userClaims(
+  rule: UserRule,
+  options: { bearer?: boolean; connectionTypes?: readonly string[] } = {},
+): Record<string, unknown> {
+  const { pub, sub, resp } = permissions(rule);
+  return {
+    pub,
+    sub,
+    ...(resp ? { resp } : {}),
+    subs: rule.maxSubscriptions ?? -1,
+    data: rule.maxData ?? -1,
+    payload: rule.maxPayload ?? -1,
+    bearer_token: options.bearer ?? rule.bearerToken ?? false,
+    allowed_connection_types: [...(options.connectionTypes ?? rule.allowedConnectionTypes ?? [])],
+    ...(rule.proxyRequired !== undefined ? { proxy_required: rule.proxyRequired } : {}),
+    ...(rule.src ? { src: rule.src } : {}),
+    ...(rule.times ? { times: rule.times } : {}),
+    ...(rule.timesLocation !== undefined ? { times_location: rule.timesLocation } : {}),
+    ...(rule.tags ? { tags: rule.tags } : {}),
+  };
+}
+
+/** An account JWT, signed by the operator. */
+export function signAccount(
+  name: string,
+  accountPublicKey: string,
+  operatorSeed: string,
+  claims: Record<string, unknown>,
+): Promise<string> {
+  return encodeAccount(name, accountPublicKey as never, claims as never, { signer: keyOf(operatorSeed) });
+}
+
+/** A user JWT, signed by its account; `expiresAt` (epoch seconds) makes it expire. */
+export function signUser(
+  name: string,
+  userPublicKey: string,
+  accountSeed: string,
+  claims: Record<string, unknown>,
+  expiresAt?: number,
+): Promise<string> {
+  return encodeUser(
+    name,
+    userPublicKey as never,
+    keyOf(accountSeed),
+    claims as never,
+    expiresAt !== undefined ? { exp: expiresAt } : {},
   );
-  return { publicKey: key.getPublicKey(), seed: seedOf(key), jwt };
+}
+
+/** The system account `SYS`: unlimited, the two `$SYS` monitoring exports, no JetStream. */
+export async function newSystemAccount(operatorSeed: string): Promise<SignedIdentity> {
+  const key = newAccountKey();
+  const jwt = await signAccount('SYS', key.publicKey, operatorSeed, {
+    limits: {
+      conn: -1,
+      leaf: -1,
+      data: -1,
+      exports: -1,
+      imports: -1,
+      payload: -1,
+      subs: -1,
+      wildcards: true,
+    },
+    default_permissions: { pub: {}, sub: {} },
+    description: 'Default system account rule',
+    exports: SYSTEM_EXPORTS,
+  });
+  return { ...key, jwt };
 }
 
 /** A user of an account: unlimited, connecting as a client or (for a leaf's system user) a leafnode. */
@@ -80,14 +196,31 @@ export async function newUser(
   accountSeed: string,
   connectionTypes: readonly string[],
 ): Promise<SignedIdentity & { creds: string }> {
-  const key = createUser();
-  const jwt = await encodeUser(name, key, fromSeed(new TextEncoder().encode(accountSeed)), {
+  const key = newUserKey();
+  const jwt = await signUser(name, key.publicKey, accountSeed, {
     data: -1,
     payload: -1,
     subs: -1,
     allowed_connection_types: [...connectionTypes],
     pub: {},
     sub: {},
-  } as never);
-  return { publicKey: key.getPublicKey(), seed: seedOf(key), jwt, creds: text(fmtCreds(jwt, key)) };
+  });
+  return { ...key, jwt, creds: credsFile(jwt, key.seed) };
+}
+
+/** The creds file of a user, byte for byte as `nats` tooling writes it. */
+export function credsFile(jwt: string, seed: string): string {
+  return text(fmtCreds(jwt, keyOf(seed)));
+}
+
+/** The issuer (`iss`) of a JWT: the key that signed it. */
+export function jwtIssuer(jwt: string): string {
+  const payload = jwt.split('.')[1] ?? '';
+  try {
+    return String(
+      (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { iss?: unknown }).iss ?? '',
+    );
+  } catch {
+    return '';
+  }
 }

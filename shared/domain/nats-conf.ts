@@ -163,30 +163,32 @@ export function serverTemplate(routes: readonly string[]): NatsTemplate {
 }
 
 /**
- * A leaf's remotes: one per upstream NATS server with a host, binding the system account with the
- * leaf's system user, over TLS with the leaf's own server certificate (with
- * the system account in place of application accounts, decision §19.1).
+ * A leaf's remotes: one per (account it links × upstream NATS server with a host), over TLS with the
+ * leaf's own server certificate. It links the system account (its system user), and the account of
+ * every application with NATS access whose microservices it serves (that account's leaf user), so those
+ * microservices reach their peers on other agents through the upstreams.
  */
 export function leafRemotes(input: {
   upstreams: readonly { host: string; leafPort: number }[];
-  systemAccount: string;
-  credentialsPath: string;
+  links: readonly { account: string; credentials: string }[];
   certName: string;
 }): unknown[] {
   const file = (name: string) => `${NATS_PATHS.tlsDir}/${input.certName}/${name}`;
-  return input.upstreams.map((upstream) => ({
-    urls: [`tls://${upstream.host}:${upstream.leafPort}`],
-    account: input.systemAccount,
-    credentials: input.credentialsPath,
-    tls: {
-      ca_file: file('ca.crt'),
-      cert_file: file('tls.crt'),
-      key_file: file('tls.key'),
-      verify: true,
-      handshake_first: true,
-      timeout: '3s',
-    },
-  }));
+  return input.links.flatMap((link) =>
+    input.upstreams.map((upstream) => ({
+      urls: [`tls://${upstream.host}:${upstream.leafPort}`],
+      account: link.account,
+      credentials: link.credentials,
+      tls: {
+        ca_file: file('ca.crt'),
+        cert_file: file('tls.crt'),
+        key_file: file('tls.key'),
+        verify: true,
+        handshake_first: true,
+        timeout: '3s',
+      },
+    })),
+  );
 }
 
 /** The reference's size normalisation: digits and a unit (`g` when none), lower case. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { ARCHITECTURES } from './agent-schema.js';
+import { natsName } from './nats-rules.js';
 import { reservedMicroserviceUuid } from './placement.js';
 import { type Parsed, parseBody, refuseReserved, show } from './validation.js';
 import { loadYamlDocument } from './yaml.js';
@@ -18,10 +19,21 @@ const agentReference = z.string().min(1, 'must not be empty').max(64, 'must be a
 
 const description = z.string().max(1024, 'must be at most 1024 characters');
 
+/**
+ * `natsConfig` of an application (its NATS account, signed with the account rule `natsRule`) or of a
+ * microservice (its user in the application's account, signed with the user rule `natsRule`).
+ */
+export const natsConfig = z.strictObject({
+  natsAccess: z.boolean().optional(),
+  natsRule: natsName.optional(),
+});
+export type NatsConfig = z.output<typeof natsConfig>;
+
 export const createApplicationBody = z.strictObject({
   name: registryName,
   description: description.optional(),
   isActivated: z.boolean().optional(),
+  natsConfig: natsConfig.optional(),
 });
 
 /** PATCH /api/v3/application/{name}: potctl starts and stops an application this way. */
@@ -29,6 +41,7 @@ export const patchApplicationBody = z.strictObject({
   name: registryName.optional(),
   description: description.optional(),
   isActivated: z.boolean().optional(),
+  natsConfig: natsConfig.optional(),
 });
 
 const microserviceUuid = z
@@ -89,6 +102,7 @@ const runtimeFields = {
   registryId: registryId.optional(),
   config: microserviceConfig.optional(),
   hostNetworkMode: z.boolean().optional(),
+  natsConfig: natsConfig.optional(),
 };
 
 export const createMicroserviceBody = z.strictObject({
@@ -143,6 +157,7 @@ const yamlMicroserviceSpec = {
   images: yamlImages.optional(),
   container: z.strictObject({ rootHostAccess: z.boolean().optional() }).optional(),
   config: z.record(z.string(), z.unknown()).optional(),
+  natsConfig: natsConfig.optional(),
 };
 
 export const microserviceDocument = z.strictObject({
@@ -163,6 +178,7 @@ export const applicationDocument = z.strictObject({
   spec: z.strictObject({
     description: description.optional(),
     isActivated: z.boolean().optional(),
+    natsConfig: natsConfig.optional(),
     microservices: z
       .array(z.strictObject({ name: registryName, ...yamlMicroserviceSpec }))
       .max(64, 'must hold at most 64 microservices')
@@ -179,12 +195,14 @@ export interface MicroserviceDeclaration {
   registryId: number;
   config: string | undefined;
   hostNetworkMode: boolean;
+  natsConfig: NatsConfig | undefined;
 }
 
 export interface ApplicationDeclaration {
   name: string;
   description: string | undefined;
   isActivated: boolean;
+  natsConfig: NatsConfig | undefined;
   microservices: Omit<MicroserviceDeclaration, 'application'>[];
 }
 
@@ -202,6 +220,7 @@ function fromYaml(spec: YamlMicroservice): Omit<MicroserviceDeclaration, 'name' 
     registryId: registry === 'local' ? 2 : registry === 'remote' || registry === undefined ? 1 : registry,
     config: spec.config === undefined ? undefined : JSON.stringify(spec.config),
     hostNetworkMode: spec.container?.rootHostAccess ?? false,
+    natsConfig: spec.natsConfig,
   };
 }
 
@@ -245,6 +264,7 @@ export function parseApplicationDocument(source: string): Parsed<ApplicationDecl
       name: value.metadata.name,
       description: value.spec.description,
       isActivated: value.spec.isActivated ?? true,
+      natsConfig: value.spec.natsConfig,
       microservices,
     },
     unknownFields,

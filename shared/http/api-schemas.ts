@@ -115,6 +115,7 @@ export const microserviceView = z
     images: z.array(z.object({ containerImage: z.string(), fogTypeId: z.number().int() }).strict()),
     registryId: z.number().int(),
     config: z.string(),
+    natsConfig: z.object({ natsAccess: z.boolean(), natsRule: z.string().nullable() }).strict(),
   })
   .strict();
 export const applicationView = z
@@ -124,6 +125,7 @@ export const applicationView = z
     isActivated: z.boolean(),
     isSystem: z.boolean(),
     createdAt: z.string(),
+    natsConfig: z.object({ natsAccess: z.boolean(), natsRule: z.string().nullable() }).strict(),
     microservices: z.array(microserviceView),
   })
   .strict();
@@ -156,6 +158,37 @@ export const natsBootstrapView = z
     sysUserCredsBase64: z.string(),
   })
   .strict();
+export const natsOperatorView = z
+  .object({ name: z.string(), publicKey: z.string(), jwt: z.string() })
+  .strict();
+export const natsAccountView = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    publicKey: z.string(),
+    jwt: z.string(),
+    isSystem: z.boolean(),
+    isLeafSystem: z.boolean(),
+  })
+  .strict();
+/** A user of an application's account; a bearer user's `jwt` (its password) is empty except in its creation's answer. */
+export const natsUserView = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    publicKey: z.string(),
+    jwt: z.string(),
+    isBearer: z.boolean(),
+    accountName: z.string().optional(),
+    applicationName: z.string().optional(),
+    microserviceUuid: z.string().optional(),
+  })
+  .strict();
+export const natsCredsView = z.object({ credsBase64: z.string() }).strict();
+/** An account or user rule as stored, with its id and whether it is a system rule. */
+export const natsRuleView = z
+  .object({ id: z.number().int(), name: z.string(), isSystem: z.boolean() })
+  .loose();
 export const routerConfigView = z
   .object({
     bridges: z

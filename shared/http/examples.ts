@@ -95,6 +95,47 @@ spec:
     mqttPort: 8883,
     httpPort: 8222,
   },
+  natsAccountRule: {
+    name: 'orders-limits',
+    maxConnections: 100,
+    maxSubscriptions: 1000,
+    memStorage: '256m',
+    diskStorage: '1g',
+    streams: 10,
+    consumer: 100,
+    pubAllow: ['orders.>'],
+    subAllow: ['orders.>', '_INBOX.>'],
+  },
+  natsAccountRuleYaml: `apiVersion: datasance.com/v3
+kind: NatsAccountRule
+metadata:
+  name: orders-limits
+spec:
+  description: Orders may hold 10 streams
+  limits:
+    conn: 100
+    subs: 1000
+    mem_storage: 256m
+    disk_storage: 1g
+    streams: 10
+  default_permissions:
+    pub:
+      allow: ["orders.>"]
+`,
+  natsUserRule: { name: 'reader', subAllow: ['orders.>', '_INBOX.>'], pubDeny: ['orders.>'] },
+  natsUserRuleYaml: `apiVersion: datasance.com/v3
+kind: NatsUserRule
+metadata:
+  name: reader
+spec:
+  sub:
+    allow: ["orders.>", "_INBOX.>"]
+  pub:
+    deny: ["orders.>"]
+`,
+  /** potctl sends `expiresIn` in seconds; `24h`, `7d` and `3m` (months) are read too. */
+  natsUser: { name: 'dashboard', expiresIn: 86400, natsRule: 'default-user' },
+  natsEnsureAccount: { natsRule: 'default-account' },
   /** Edgelet also sends `engine` (and some builds `flavor`): ignored, with a Warning header. */
   provision: { key: 'Y2hhbmdlLW1lLXRvLWEta2V5', type: 1 },
   /** Edgelet sends back the `lastUpdated` string it was shown. */

@@ -30,16 +30,36 @@ export type FogReconcileMessage = z.output<typeof fogReconcileMessage>;
 /** The router key the NATS hub's requests are grouped under (its write-backs on Kubernetes). */
 export const NATS_HUB_KEY = 'nats-hub';
 
+/** The key the NATS operator's requests are grouped under (what a rotation leaves to re-sign). */
+export const NATS_OPERATOR_KEY = 'nats-operator';
+
+/** An application's NATS account and users are reconciled under this key. */
+export const natsApplicationKey = (application: string) => `nats-app:${application}`;
+const NATS_APPLICATION_PREFIX = 'nats-app:';
+
+/** Whether a fog queue key is an agent's router (not the default router, nor a NATS singleton or account). */
+export function isAgentRouterKey(routerKey: string, defaultRouter: string): boolean {
+  return (
+    routerKey !== defaultRouter &&
+    routerKey !== NATS_HUB_KEY &&
+    routerKey !== NATS_OPERATOR_KEY &&
+    !routerKey.startsWith(NATS_APPLICATION_PREFIX)
+  );
+}
+
 /**
  * What a fog reconcile is asked to do, read from its message: converge one service's entries on one
  * router (a service's fan-out), compute a whole router and its agent's own part (an agent change, a CA
- * import, a re-drive), or rewrite the NATS hub's Kubernetes write-backs. The message on the queue stays
+ * import, a re-drive), rewrite the NATS hub's Kubernetes write-backs, converge an application's NATS
+ * account and users, or carry a new NATS operator through the fabric. The message on the queue stays
  * as it is; each kind has its own entry function.
  */
 export type FogRequest =
   | { kind: 'service-entries'; routerKey: string; service: string; raise: boolean }
   | { kind: 'router'; routerKey: string; seq: number; agentName?: string; agentTags?: string[] }
-  | { kind: 'nats-hub'; routerKey: typeof NATS_HUB_KEY; seq: number };
+  | { kind: 'nats-hub'; routerKey: typeof NATS_HUB_KEY; seq: number }
+  | { kind: 'nats-operator'; routerKey: typeof NATS_OPERATOR_KEY; seq: number }
+  | { kind: 'nats-application'; routerKey: string; application: string; seq: number };
 
 export function fogRequestOf(message: FogReconcileMessage): FogRequest {
   if (message.service !== undefined) {
@@ -52,6 +72,16 @@ export function fogRequestOf(message: FogReconcileMessage): FogRequest {
   }
   if (message.routerKey === NATS_HUB_KEY)
     return { kind: 'nats-hub', routerKey: NATS_HUB_KEY, seq: message.seq };
+  if (message.routerKey === NATS_OPERATOR_KEY)
+    return { kind: 'nats-operator', routerKey: NATS_OPERATOR_KEY, seq: message.seq };
+  if (message.routerKey.startsWith(NATS_APPLICATION_PREFIX)) {
+    return {
+      kind: 'nats-application',
+      routerKey: message.routerKey,
+      application: message.routerKey.slice(NATS_APPLICATION_PREFIX.length),
+      seq: message.seq,
+    };
+  }
   return {
     kind: 'router',
     routerKey: message.routerKey,

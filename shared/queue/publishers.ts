@@ -6,7 +6,13 @@ import { config } from '../context.js';
 import { agentIndexTokens } from '../domain/distribution.js';
 import { documentClient, keys, tableName } from '../store/client.js';
 import { sqsClient } from './client.js';
-import { type FogReconcileMessage, NATS_HUB_KEY, type ServiceReconcileMessage } from './messages.js';
+import {
+  type FogReconcileMessage,
+  NATS_HUB_KEY,
+  NATS_OPERATOR_KEY,
+  natsApplicationKey,
+  type ServiceReconcileMessage,
+} from './messages.js';
 
 function queueUrl(name: 'SERVICE_QUEUE_URL' | 'FOG_QUEUE_URL'): string {
   const url = name === 'SERVICE_QUEUE_URL' ? config().serviceQueueUrl : config().fogQueueUrl;
@@ -76,6 +82,16 @@ export function askRouterReconciles(
 /** Asks for the NATS hub's Kubernetes write-backs to be checked and rewritten. */
 export function askNatsHubReconcile(): Promise<void> {
   return enqueueFogReconciles([NATS_HUB_KEY]);
+}
+
+/** Asks for these applications' NATS accounts and users to be converged. */
+export function askNatsApplicationReconciles(applications: Iterable<string>): Promise<void> {
+  return enqueueFogReconciles([...applications].map(natsApplicationKey));
+}
+
+/** Asks for what a new NATS operator has to re-sign to be found and re-signed. */
+export function askNatsOperatorReconcile(): Promise<void> {
+  return enqueueFogReconciles([NATS_OPERATOR_KEY]);
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   routerSiteServerCertificate,
 } from '../domain/router-site.js';
 import { countEvent, observeStep } from '../metrics/operations.js';
-import { type FogRequest, NATS_HUB_KEY } from '../queue/messages.js';
+import { type FogRequest, isAgentRouterKey } from '../queue/messages.js';
 import { type AgentRow, agentTokenWrites, getAgentRow, replaceAgentRow } from '../store/agents.js';
 import { forgetApplied, getApplied } from '../store/applied.js';
 import { certificateItem, deleteCertificatesOf } from '../store/certificates.js';
@@ -30,14 +30,14 @@ import type { ServiceRow } from '../store/services.js';
 import { outsideReadSnapshot, withReadSnapshot } from '../store/snapshot.js';
 import { recordTokenIntent } from '../store/token-index.js';
 import { reconcileNats } from './nats.js';
-import { reconcileNatsHub } from './nats-hub.js';
+import { reconcileNatsRequest } from './nats-requests.js';
 import { platformStatusChange, reconcilePlatform } from './platform.js';
 import type { StoredServiceEntries } from './router-plan.js';
 import { REBUILD_FLAGS, rebuildTold, reconcileRouter, reconcileRouterForService } from './router-write.js';
 
 /**
  * The fog reconcile, by what it was asked: one service's entries on one router (a fan-out), a whole
- * router and its agent's own part, or the NATS hub's write-backs.
+ * router and its agent's own part, or one of the NATS fabric's requests (see nats-requests.ts).
  */
 export function reconcileFog(request: FogRequest): Promise<void> {
   switch (request.kind) {
@@ -46,7 +46,9 @@ export function reconcileFog(request: FogRequest): Promise<void> {
     case 'router':
       return reconcileWholeRouter(request);
     case 'nats-hub':
-      return reconcileNatsHubRequest(request);
+    case 'nats-operator':
+    case 'nats-application':
+      return reconcileNatsRequest(request);
   }
 }
 
@@ -75,14 +77,6 @@ async function reconcileWholeRouter(request: Extract<FogRequest, { kind: 'router
     fabric: request.routerKey !== DEFAULT_ROUTER,
     raise: false,
   });
-}
-
-async function reconcileNatsHubRequest(request: Extract<FogRequest, { kind: 'nats-hub' }>): Promise<void> {
-  const { requests } = await readFogInputs(NATS_HUB_KEY, undefined);
-  if (requests.completed !== undefined && request.seq <= requests.completed) return;
-  countEvent('router reconcile');
-  await observeStep('fog: nats hub', () => reconcileNatsHub());
-  await markRouterRequestsCompleted(NATS_HUB_KEY, Math.max(requests.requested ?? 0, request.seq));
 }
 
 /**
@@ -267,7 +261,7 @@ interface FogInputs {
 
 /** The items a fog reconcile of `routerKey` reads first (for one service: that service's entries too). */
 function fogInputKeys(routerKey: string, service: string | undefined) {
-  const isAgent = routerKey !== DEFAULT_ROUTER && routerKey !== NATS_HUB_KEY;
+  const isAgent = isAgentRouterKey(routerKey, DEFAULT_ROUTER);
   const entryKeys = service ? serviceEntryKeys(routerKey, service) : undefined;
   return {
     requests: keys.routerRequests(routerKey),

@@ -10,6 +10,7 @@ import {
   listNatsServers,
   oweNatsHubRestart,
 } from '../store/nats.js';
+import { listAccountRows } from '../store/nats-accounts.js';
 import { ensureSystemAccount } from '../store/nats-identities.js';
 
 export const NATS_CONFIG_MAP = 'iofog-nats-config';
@@ -69,9 +70,14 @@ async function syncClusterRoutes(): Promise<void> {
   );
 }
 
-/** The bundle gains (or updates) every account's `<public key>.jwt`; keys it holds besides stay. */
+/**
+ * The bundle gains (or updates) every account's `<public key>.jwt`: the system account and every
+ * application account (a disabled one too, so running servers drop it); keys it holds besides stay (a
+ * full resolver never deletes an account, and the operator may keep its own).
+ */
 async function syncJwtBundle(): Promise<void> {
-  const accounts = [await ensureSystemAccount()];
+  const [system, applications] = await Promise.all([ensureSystemAccount(), listAccountRows()]);
+  const accounts = [system, ...applications];
   await editConfigMap(NATS_JWT_BUNDLE, (configMap) => {
     const data = { ...configMap.data };
     for (const account of accounts) data[`${account.publicKey}.jwt`] = account.jwt;

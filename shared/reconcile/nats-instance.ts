@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { config } from '../context.js';
 import { DEFAULT_NATS_PORTS, NATS_PATHS, type NatsArtefacts } from '../domain/nats-conf.js';
+import { agentCertificateToken } from '../domain/router-site.js';
 import type { AgentRow } from '../store/agents.js';
 import { deleteCertificate, getCertificate } from '../store/certificates.js';
 import { type ChangeFlag, raiseChangeFlags } from '../store/changes.js';
@@ -13,6 +14,7 @@ import {
 } from '../store/nats.js';
 import { deleteSystemUser } from '../store/nats-identities.js';
 import type { Role } from './nats.js';
+import { revokeLeafLinks } from './nats-agent-accounts.js';
 
 export const portsOf = (agent: AgentRow) => agent.natsPorts ?? DEFAULT_NATS_PORTS;
 
@@ -28,6 +30,7 @@ export function instanceRow(
   template: string,
   artefacts: NatsArtefacts,
   certificates: string[],
+  links: readonly { application: string }[] = [],
 ): NatsInstanceRow {
   const ports = portsOf(agent);
   const mount = (name: string, containerDestination: string, accessMode = 'ro') => ({
@@ -80,8 +83,10 @@ export function instanceRow(
     role,
     template,
     certificates,
-    mounts: [artefacts.configMount, artefacts.jwtMount, artefacts.credsMount, artefacts.jetstreamKey],
+    mounts: [artefacts.configMount, artefacts.credsMount, artefacts.jetstreamKey],
     users: [artefacts.user],
+    leafAccounts: links.map((link) => link.application),
+    agentToken: agentCertificateToken(agent.name),
     microservice,
     specHash: createHash('sha256').update(JSON.stringify(microservice)).digest('hex'),
     rebuildSeq: 0,
@@ -91,21 +96,24 @@ export function instanceRow(
 
 /**
  * Tells the agent what changed: its files (`volumeMounts`), its microservice (`microserviceList`), and,
- * when files of a running NATS process changed, a rebuild (NATS reads its files only when it starts).
- * The rebuild is a change-counter stamp, so a lost response cannot lose it (it holds until acknowledged).
+ * when files of a running NATS process changed, a rebuild (NATS reads its config, certificates and creds
+ * when it starts). A change to what its JWT directory holds is only a `volumeMounts`: the NATS
+ * container pushes the accounts to its running server itself. The rebuild is a change-counter stamp,
+ * so a lost response cannot lose it (it holds until acknowledged).
  */
 export async function deliver(
   agentUuid: string,
   previous: NatsInstanceRow | undefined,
   next: NatsInstanceRow,
-  filesChanged: boolean,
+  changed: { files: boolean; directory: boolean },
 ): Promise<void> {
+  const filesChanged = changed.files;
   const specChanged = previous?.specHash !== next.specHash || previous.role !== next.role;
   // The agent re-reads its mounts when a file changed, and its microservices (a rebuild of a running
   // NATS process, stamped in the instance) when its spec or a file did.
   const listChanged = specChanged || (previous !== undefined && filesChanged);
   const flags: ChangeFlag[] = [
-    ...(filesChanged ? (['volumeMounts'] as const) : []),
+    ...(filesChanged || changed.directory ? (['volumeMounts'] as const) : []),
     ...(listChanged ? (['microserviceList'] as const) : []),
   ];
   let rebuildSeq = previous?.rebuildSeq ?? 0;
@@ -119,8 +127,15 @@ export async function deliver(
     previous.specHash === row.specHash &&
     previous.template === row.template &&
     previous.rebuildSeq === row.rebuildSeq &&
-    JSON.stringify([previous.certificates, previous.mounts, previous.users, previous.role]) ===
-      JSON.stringify([row.certificates, row.mounts, row.users, row.role]);
+    JSON.stringify([
+      previous.certificates,
+      previous.mounts,
+      previous.users,
+      previous.role,
+      previous.leafAccounts,
+      previous.agentToken,
+    ]) ===
+      JSON.stringify([row.certificates, row.mounts, row.users, row.role, row.leafAccounts, row.agentToken]);
   if (!same) await putNatsInstance(row);
 }
 
@@ -137,8 +152,11 @@ export async function removeStaleArtefacts(previous: NatsInstanceRow | undefined
   }
 }
 
-/** natsMode none, or the agent is gone: nothing of its NATS process stays. */
+/** natsMode none, or the agent is gone: nothing of its NATS process stays, nor its leaf links. */
 export async function removeNatsInstance(instance: NatsInstanceRow, agentExists: boolean): Promise<void> {
+  if (instance.leafAccounts?.length) {
+    await revokeLeafLinks(instance.agentToken ?? '', instance.leafAccounts);
+  }
   for (const name of instance.mounts) await deleteMount(name);
   for (const name of instance.users) await deleteSystemUser(name);
   for (const name of instance.certificates) await deleteOwnedCertificate(name, instance.agentUuid);

@@ -33,24 +33,31 @@ import {
   type NatsServerRow,
   putNatsServer,
 } from '../store/nats.js';
+import { bumpBundleVersion } from '../store/nats-accounts.js';
 import {
   credsOf,
   ensureNatsOperator,
   ensureSystemAccount,
   ensureSystemUser,
 } from '../store/nats-identities.js';
+import {
+  type AccountLink,
+  leafAccountLinks,
+  linkCredentialsPath,
+  repairMicroserviceUsers,
+  revokeLeafLinks,
+} from './nats-agent-accounts.js';
 import { deliver, instanceRow, portsOf, removeNatsInstance, removeStaleArtefacts } from './nats-instance.js';
 import { ensureCertificate, fleetCertificateAuthority } from './platform.js';
-
-/** The fog queue key of the Kubernetes write-backs (`iofog-nats-config`, `iofog-nats-jwt-bundle`). */
 
 export type Role = NatsInstanceRow['role'];
 
 /**
- * The NATS step of an agent's fog reconcile: from the agent row, the hub record
- * and the fleet's NATS servers it derives the agent's NATS process — certificates, its system user, the
- * rendered `server.conf`/`leaf.conf`, the JWT directory, the creds file and the microservice that
- * mounts them — writes what differs and tells the agent. Run after the router step, so nothing here
+ * The NATS step of an agent's fog reconcile: from the agent row, the hub record, the fleet's NATS
+ * servers and the application accounts its microservices use, it derives the agent's NATS process —
+ * certificates, its system user, its leaf links into application accounts, the rendered
+ * `server.conf`/`leaf.conf`, the creds files and the microservice that mounts them (the JWT directory is
+ * composed when the agent reads it) — writes what differs and tells the agent. Run after the router step, so nothing here
  * can hold the router back. Returns what the agent still waits for (null when nothing).
  */
 export async function reconcileNats(agentUuid: string, agent: AgentRow | undefined): Promise<string | null> {
@@ -66,12 +73,34 @@ export async function reconcileNats(agentUuid: string, agent: AgentRow | undefin
   }
   const plan = await natsPlan(agent, hub);
   if ('waits' in plan) return plan.waits;
-  const written = await writeNatsFiles(agent, plan);
-  const next = instanceRow(agent, plan.role, written.template, plan.artefacts, written.certificates);
+  const links = await accountLinks(agent, plan.role, instance);
+  const written = await writeNatsFiles(agent, plan, links);
+  const next = instanceRow(agent, plan.role, written.template, plan.artefacts, written.certificates, links);
   await removeStaleArtefacts(instance, next);
-  await deliver(agent.uuid, instance, next, written.filesChanged);
+  // Which accounts its JWT directory holds changed: every directory's version moves on (see its reader).
+  const directoryChanged = directoryOf(instance) !== directoryOf(next);
+  if (directoryChanged) await bumpBundleVersion();
+  await deliver(agent.uuid, instance, next, { files: written.filesChanged, directory: directoryChanged });
   return null;
 }
+
+/**
+ * A leaf's links into the accounts of the applications it serves (its microservices' users repaired on
+ * the way); a server links into none (its directory holds every account, its microservices connect to
+ * it), but its microservices' users are repaired too.
+ */
+async function accountLinks(agent: AgentRow, role: Role, instance: NatsInstanceRow | undefined) {
+  const token = agentCertificateToken(agent.name);
+  if (role !== 'leaf') {
+    await revokeLeafLinks(token, instance?.leafAccounts ?? []);
+    await repairMicroserviceUsers(agent.uuid);
+    return [];
+  }
+  return leafAccountLinks(agent, token, instance?.leafAccounts ?? []);
+}
+
+const directoryOf = (instance: NatsInstanceRow | undefined) =>
+  instance ? JSON.stringify([instance.role === 'leaf', instance.leafAccounts ?? []]) : '';
 
 /**
  * What an agent's NATS process is to be, or what it waits for: its role, the fleet's NATS CAs, the names
@@ -118,7 +147,7 @@ interface NatsPlan {
  * system user, its JetStream key, the rendered config, the JWT directory and the creds file. Says
  * whether any file changed.
  */
-async function writeNatsFiles(agent: AgentRow, plan: NatsPlan) {
+async function writeNatsFiles(agent: AgentRow, plan: NatsPlan, links: AccountLink[]) {
   const { role, artefacts, cas } = plan;
   const specs = natsCertificateSpecs(agent);
   let filesChanged = false;
@@ -144,18 +173,21 @@ async function writeNatsFiles(agent: AgentRow, plan: NatsPlan) {
     NATS_LEAF_REMOTES: JSON.stringify(
       leafRemotes({
         upstreams: plan.upstreams,
-        systemAccount: account.publicKey,
-        credentialsPath: `${NATS_PATHS.credsDir}/${artefacts.credsKey}`,
+        links: [
+          { account: account.publicKey, credentials: `${NATS_PATHS.credsDir}/${artefacts.credsKey}` },
+          ...links.map((link) => ({ account: link.account, credentials: linkCredentialsPath(link) })),
+        ],
         certName: artefacts.serverCertificate,
       }),
     ),
   });
+  const creds = {
+    [artefacts.credsKey]: credsOf(user),
+    ...Object.fromEntries(links.map((l) => [l.key, l.creds])),
+  };
   const written = await Promise.all([
     putMountIfChanged(artefacts.configMount, agent.uuid, 'secret', { 'server.conf': serverConf }),
-    putMountIfChanged(artefacts.jwtMount, agent.uuid, 'configMap', {
-      [`${account.publicKey}.jwt`]: account.jwt,
-    }),
-    putMountIfChanged(artefacts.credsMount, agent.uuid, 'secret', { [artefacts.credsKey]: credsOf(user) }),
+    putMountIfChanged(artefacts.credsMount, agent.uuid, 'secret', creds),
   ]);
   return {
     filesChanged: filesChanged || written.some(Boolean),

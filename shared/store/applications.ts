@@ -16,6 +16,9 @@ export interface ApplicationRow {
   description?: string;
   /** potctl starts and stops an application; stored as the reference does (no effect on routing). */
   isActivated?: boolean;
+  /** Whether the application has a NATS account, and the account rule it is signed with (default when absent). */
+  natsAccess?: boolean;
+  natsRule?: string;
   createdAt: string;
   updatedAt?: string;
 }
@@ -38,6 +41,9 @@ export interface MicroserviceRow {
   registryId?: number;
   /** The JSON string the Edgelet hands the container. */
   config?: string;
+  /** Whether it gets a user (and creds) in its application's NATS account, and that user's rule. */
+  natsAccess?: boolean;
+  natsRule?: string;
   createdAt: string;
   updatedAt: string;
   version: number;

@@ -192,6 +192,14 @@ export const keys = {
   natsHubRestart: () => ({ PK: 'NATSHUB', SK: 'RESTART' }),
   natsServer: (agentUuid: string) => ({ PK: 'NATSSERVERS', SK: agentUuid }),
   natsInstance: (agentUuid: string) => ({ PK: `NATSINSTANCE#${agentUuid}`, SK: 'INSTANCE' }),
+  /** A NATS account or user rule (listed through GSI1 `NATSRULE#<kind>`). */
+  natsRule: (kind: 'account' | 'user', name: string) => ({ PK: `NATSRULE#${kind}#${name}`, SK: 'RULE' }),
+  /** Application accounts: one partition, by application (a server's JWT directory reads it whole). */
+  applicationAccount: (application: string) => ({ PK: 'NATSACCOUNTS', SK: application }),
+  /** The users of an application's account: a partition per account. */
+  applicationUser: (application: string, name: string) => ({ PK: `NATSUSERS#${application}`, SK: name }),
+  natsSequence: () => ({ PK: 'NATSSEQ', SK: 'SEQ' }),
+  natsBundleVersion: () => ({ PK: 'NATSBUNDLE', SK: 'VERSION' }),
 };
 
 /** Index names and what they serve. */

@@ -1,17 +1,25 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { fmtCreds, fromSeed } from '@nats-io/jwt';
 import { config } from '../context.js';
-import { newOperator, newSystemAccount, newUser, type SignedIdentity } from '../domain/nats-claims.js';
+import {
+  credsFile,
+  jwtIssuer,
+  newOperator,
+  newSystemAccount,
+  newUser,
+  type SignedIdentity,
+} from '../domain/nats-claims.js';
 import { openSecret, sealSecret } from '../secrets.js';
 import { conditionalWrite, documentClient, getItem, keys, tableName } from './client.js';
 
-/** The system account's name, under which every NATS identity fogbridge issues is stored. */
+/** The system account's name, under which every NATS identity of the fabric itself is stored. */
 export const SYSTEM_ACCOUNT = 'SYS';
 
 /**
- * The NATS operator, the system account and its users, each created once and then stable (a lost race
- * to create one reads the winner's, so two concurrent first calls never make two operators). Seeds are
- * sealed like private keys; a user's creds file is assembled from its JWT and seed when delivered.
+ * The NATS operator, the system account and its users. Each is made once and stays until what signs
+ * it changes: the system account is made again (a new key) when the operator that signed it is not the
+ * current one, a system user when the system account that signed it is not. A lost race to make one
+ * reads the winner's, so two concurrent first calls never make two. Seeds are sealed like private keys;
+ * a user's creds file is assembled from its JWT and seed when delivered.
  */
 interface IdentityRow {
   name: string;
@@ -28,14 +36,29 @@ export interface NatsIdentity {
   seed: string;
 }
 
+type Key = { PK: string; SK: string };
+
+/**
+ * The identity stored under `key`, made (or made again) when there is none or `current` says the stored
+ * one is signed by something that is no longer in force.
+ */
 async function ensureIdentity(
-  key: { PK: string; SK: string },
+  key: Key,
   name: string,
   make: () => Promise<SignedIdentity>,
+  current: (row: IdentityRow) => boolean = () => true,
 ): Promise<NatsIdentity> {
-  const existing = await getItem<IdentityRow>(key);
-  if (existing) return open(existing, key);
-  const made = await make();
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const existing = await getItem<IdentityRow>(key);
+    if (existing && current(existing)) return open(existing, key);
+    const made = await make();
+    if (await putIdentity(key, name, made, existing)) return { name, ...made };
+  }
+  throw new Error(`NATS identity ${key.PK} is being replaced concurrently`);
+}
+
+/** Writes an identity over the one read (or where none was); false when another writer got there first. */
+async function putIdentity(key: Key, name: string, made: SignedIdentity, replacing: IdentityRow | undefined) {
   const row: IdentityRow = {
     name,
     publicKey: made.publicKey,
@@ -43,18 +66,17 @@ async function ensureIdentity(
     seedSealed: await sealSecret(made.seed, `${key.PK}/${key.SK}`),
     createdAt: new Date().toISOString(),
   };
-  const written = await conditionalWrite(
+  return conditionalWrite(
     new PutCommand({
       TableName: tableName(),
       Item: { ...key, ...row },
-      ConditionExpression: 'attribute_not_exists(PK)',
+      ConditionExpression: replacing ? 'publicKey = :read' : 'attribute_not_exists(PK)',
+      ...(replacing ? { ExpressionAttributeValues: { ':read': replacing.publicKey } } : {}),
     }),
   );
-  if (written) return { name, publicKey: made.publicKey, jwt: made.jwt, seed: made.seed };
-  return open((await getItem<IdentityRow>(key))!, key);
 }
 
-async function open(row: IdentityRow, key: { PK: string; SK: string }): Promise<NatsIdentity> {
+async function open(row: IdentityRow, key: Key): Promise<NatsIdentity> {
   return {
     name: row.name,
     publicKey: row.publicKey,
@@ -63,16 +85,36 @@ async function open(row: IdentityRow, key: { PK: string; SK: string }): Promise<
   };
 }
 
+const operatorName = () => `${config().controllerName}-operator`;
+
 /** The operator (`<CONTROLLER_NAME>-operator`, self-signed). */
 export function ensureNatsOperator(): Promise<NatsIdentity> {
-  const name = `${config().controllerName}-operator`;
-  return ensureIdentity(keys.natsOperator(), name, () => newOperator(name));
+  return ensureIdentity(keys.natsOperator(), operatorName(), () => newOperator(operatorName()));
 }
 
-/** The system account `SYS`, signed by the operator. */
+/**
+ * A new operator in place of the current one (same name, new key), then the system account it signs.
+ * Everything else the old operator signed is made again by its own reconcile.
+ */
+export async function rotateNatsOperator(): Promise<NatsIdentity> {
+  const current = await getItem<IdentityRow>(keys.natsOperator());
+  const made = await newOperator(operatorName());
+  if (!(await putIdentity(keys.natsOperator(), operatorName(), made, current))) {
+    throw new Error('The NATS operator is being rotated concurrently');
+  }
+  await ensureSystemAccount();
+  return { name: operatorName(), ...made };
+}
+
+/** The system account `SYS`, signed by the current operator. */
 export async function ensureSystemAccount(): Promise<NatsIdentity> {
   const operator = await ensureNatsOperator();
-  return ensureIdentity(keys.natsAccount(SYSTEM_ACCOUNT), 'SYS', () => newSystemAccount(operator.seed));
+  return ensureIdentity(
+    keys.natsAccount(SYSTEM_ACCOUNT),
+    'SYS',
+    () => newSystemAccount(operator.seed),
+    (row) => jwtIssuer(row.jwt) === operator.publicKey,
+  );
 }
 
 /** A user of the system account: `admin-hub`, `admin-server-<agent>`, `admin-leaf-<agent>`. */
@@ -81,8 +123,11 @@ export async function ensureSystemUser(
   connectionTypes: readonly string[],
 ): Promise<NatsIdentity> {
   const account = await ensureSystemAccount();
-  return ensureIdentity(keys.natsUser(SYSTEM_ACCOUNT, name), name, () =>
-    newUser(name, account.seed, connectionTypes),
+  return ensureIdentity(
+    keys.natsUser(SYSTEM_ACCOUNT, name),
+    name,
+    () => newUser(name, account.seed, connectionTypes),
+    (row) => jwtIssuer(row.jwt) === account.publicKey,
   );
 }
 
@@ -94,5 +139,5 @@ export async function deleteSystemUser(name: string): Promise<void> {
 
 /** The creds file of a user, byte for byte as `nats` tooling writes it. */
 export function credsOf(user: NatsIdentity): string {
-  return new TextDecoder().decode(fmtCreds(user.jwt, fromSeed(new TextEncoder().encode(user.seed))));
+  return credsFile(user.jwt, user.seed);
 }

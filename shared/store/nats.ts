@@ -104,6 +104,10 @@ export interface NatsInstanceRow {
   certificates: string[];
   mounts: string[];
   users: string[];
+  /** The applications whose accounts a leaf links into (its JWT directory holds them). */
+  leafAccounts?: string[];
+  /** The agent's name as its NATS artefacts are named (`leaf-<token>` is its user in each account). */
+  agentToken?: string;
   microservice: NatsMicroserviceSpec;
   specHash: string;
   /** The change-counter stamp of the last rebuild asked for: Edgelet rebuilds until it acknowledges it. */

@@ -20,17 +20,21 @@ import { queryPartition } from './query.js';
  * that no longer reference the target are stale, not wrong: readers check each source's row.
  */
 
-export type ReferenceKind = 'nats-upstream' | 'backend';
+export type ReferenceKind = 'nats-upstream' | 'backend' | 'nats-rule';
 
 export interface TargetKey {
   PK: string;
   SK: string;
 }
 
-/** What can be referenced: an agent (a NATS server), a microservice (a service's backend). */
+/**
+ * What can be referenced: an agent (a NATS server), a microservice (a service's backend), a NATS rule
+ * (by the applications, microservices and users signed with it).
+ */
 export const referenceTarget = {
   agent: (uuid: string): TargetKey => keys.agent(uuid),
   microservice: (uuid: string): TargetKey => keys.microservice(uuid),
+  natsRule: (kind: 'account' | 'user', name: string): TargetKey => keys.natsRule(kind, name),
 };
 
 const referenceKey = (target: TargetKey, kind: ReferenceKind, source: string) => ({

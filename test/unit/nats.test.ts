@@ -146,8 +146,7 @@ describe('NATS routes and template choice', () => {
     // Act
     const remotes = leafRemotes({
       upstreams: [{ host: 'nats.example.com', leafPort: 7422 }],
-      systemAccount: 'ACCOUNTPUBLICKEY',
-      credentialsPath: '/etc/nats/creds/sys/admin-leaf-fog-a.creds',
+      links: [{ account: 'ACCOUNTPUBLICKEY', credentials: '/etc/nats/creds/sys/admin-leaf-fog-a.creds' }],
       certName: 'nats-server-fog-a',
     });
 
@@ -166,6 +165,29 @@ describe('NATS routes and template choice', () => {
           timeout: '3s',
         },
       },
+    ]);
+  });
+
+  it('links each account the leaf serves to each upstream: the system account first, then the applications', () => {
+    // Act
+    const remotes = leafRemotes({
+      upstreams: [
+        { host: 'hub.example.com', leafPort: 7422 },
+        { host: '10.0.0.7', leafPort: 17422 },
+      ],
+      links: [
+        { account: 'ASYS', credentials: '/etc/nats/creds/sys/admin-leaf-fog-a.creds' },
+        { account: 'AORDERS', credentials: '/etc/nats/creds/orders/leaf-fog-a.creds' },
+      ],
+      certName: 'nats-server-fog-a',
+    }) as { urls: string[]; account: string; credentials: string }[];
+
+    // Assess
+    expect(remotes.map((remote) => [remote.account, remote.urls[0], remote.credentials])).toEqual([
+      ['ASYS', 'tls://hub.example.com:7422', '/etc/nats/creds/sys/admin-leaf-fog-a.creds'],
+      ['ASYS', 'tls://10.0.0.7:17422', '/etc/nats/creds/sys/admin-leaf-fog-a.creds'],
+      ['AORDERS', 'tls://hub.example.com:7422', '/etc/nats/creds/orders/leaf-fog-a.creds'],
+      ['AORDERS', 'tls://10.0.0.7:17422', '/etc/nats/creds/orders/leaf-fog-a.creds'],
     ]);
   });
 
