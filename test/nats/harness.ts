@@ -47,8 +47,12 @@ export async function ensureNatsServerBinary(): Promise<string> {
 }
 
 export interface NatsServerProcess {
+  /** The process id (a restart is a new one). */
+  pid: number;
   /** Its log so far (stdout and stderr). */
   log(): string;
+  /** `nats-server --signal reload`: SIGHUP, the server re-reads its config file. */
+  reload(): void;
   /** A monitoring endpoint's JSON (`/varz`, `/routez`, `/leafz`, `/accountz?acc=…`). */
   monitor<T = Record<string, unknown>>(path: string): Promise<T>;
   stop(): Promise<void>;
@@ -96,7 +100,11 @@ export async function startNatsServer(
     await sleep(100);
   }
   return {
+    pid: child.pid!,
     log: () => output,
+    reload: () => {
+      child.kill('SIGHUP');
+    },
     monitor,
     stop: async () => {
       if (child.exitCode === null) {
