@@ -5,6 +5,7 @@ import type {
   PatchApplicationBody,
 } from '../domain/registry-schema.js';
 import { NotFoundError, ValidationError } from '../errors.js';
+import { askRouterReconciles } from '../queue/publishers.js';
 import {
   type ApplicationRow,
   deleteApplicationRow,
@@ -123,8 +124,12 @@ export async function deleteApplication(name: string): Promise<void> {
   for (const microservice of microservices) await checkMicroserviceRemovable(microservice);
   for (const microservice of microservices) await removeMicroservice(microservice, { nats: false });
   await deleteApplicationRow(name);
-  if (row.natsAccess || microservices.some((microservice) => microservice.natsAccess))
+  const served = microservices.filter((microservice) => microservice.natsAccess);
+  if (row.natsAccess || served.length > 0) {
     await reconcileApplicationNats(name);
+    // The agents its microservices ran on serve it no more: leaves drop their links into its account.
+    await askRouterReconciles(served.map((microservice) => microservice.agentUuid));
+  }
 }
 
 /** A microservice may have NATS access only in an application that has it: refused before any write. */

@@ -316,7 +316,11 @@ export async function removeMicroservice(
       await checkMicroserviceRemovable(row);
       if (!(await deleteMicroserviceRow(row))) return CONFLICT;
       await raiseChangeFlag(row.agentUuid, 'microserviceList');
-      if (row.natsAccess && options.nats !== false) await reconcileApplicationNats(row.application, row.uuid);
+      if (row.natsAccess && options.nats !== false) {
+        await reconcileApplicationNats(row.application, row.uuid);
+        // Its agent may serve the application no more: a leaf then drops its link into the account.
+        await askRouterReconciles([row.agentUuid]);
+      }
     },
     {
       times: 5,

@@ -175,6 +175,8 @@ async function tell(change: {
       addFlag(flags, agent, 'microserviceList');
       reconcile.add(agent);
     }
+    // A leaf's link user went with the account: the leaf drops the link.
+    if (user.kind === 'leaf' && change.gone.includes(user)) reconcile.add(agent);
   }
   const hosting = change.microservices.filter((ms) => ms.natsAccess).map((ms) => ms.agentUuid);
   if (change.accountChanged) {

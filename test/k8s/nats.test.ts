@@ -315,6 +315,57 @@ describe("iofog-nats-config's cluster routes", () => {
   });
 });
 
+describe('application accounts in iofog-nats-jwt-bundle', () => {
+  type ConfigMap = { metadata: { resourceVersion: string }; data: Record<string, string> };
+  const bundle = async () => (await k8s.get<ConfigMap>(JWT_BUNDLE)).body;
+  const accountOf = async (application: string) =>
+    (await api.get<{ publicKey: string; jwt: string }>(`/api/v3/nats/accounts/${application}`)).body;
+
+  it("holds each application account's key beside the system account's and the operator's own", async () => {
+    // Act
+    expect(
+      (await api.post('/api/v3/application', { name: 'orders', natsConfig: { natsAccess: true } })).status,
+    ).toBe(201);
+    const orders = await accountOf('orders');
+
+    // Assess
+    await expect
+      .poll(async () => (await bundle()).data, poll)
+      .toEqual({
+        [EARLIER_KEY]: 'eyJearlier',
+        [`${first.systemAccountPublicKey}.jwt`]: first.systemAccountJwt,
+        [`${orders.publicKey}.jwt`]: orders.jwt,
+      });
+  });
+
+  it('is not written by a second reconcile that finds it as it should be', async () => {
+    // Prepare
+    const settled = (await bundle()).metadata.resourceVersion;
+
+    // Act: the bootstrap asks for a reconcile of the write-backs (nothing to change), then a new account
+    // asks for another (one key to add); the two run in order
+    expect((await api.get('/api/v3/nats/bootstrap')).status).toBe(200);
+    expect(
+      (await api.post('/api/v3/application', { name: 'billing', natsConfig: { natsAccess: true } })).status,
+    ).toBe(201);
+    const billing = await accountOf('billing');
+    await expect.poll(async () => (await bundle()).data[`${billing.publicKey}.jwt`], poll).toBe(billing.jwt);
+
+    // Assess: the ConfigMap's changes since, replayed by a watch from the settled version: billing's only
+    const watch = await k8s.get<unknown>(
+      `${CONFIGMAPS}?watch=true&fieldSelector=metadata.name%3Diofog-nats-jwt-bundle&resourceVersion=${settled}&timeoutSeconds=1`,
+    );
+    // One event arrives parsed (the whole answer is one JSON object); several as lines of text.
+    const events = (typeof watch.body === 'string' ? watch.body : JSON.stringify(watch.body))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { type: string; object: ConfigMap });
+    expect(events.map((event) => [event.type, Object.keys(event.object.data).length])).toEqual([
+      ['MODIFIED', 4],
+    ]);
+  });
+});
+
 describe('after a restart', () => {
   it('bootstraps with the same operator, account and user', async () => {
     // Prepare

@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createApplication,
+  deleteApplication,
+  updateApplication,
+} from '../../shared/commands/applications.js';
+import { deleteMicroservice, updateMicroservice } from '../../shared/commands/microservices.js';
+import { rotateOperator } from '../../shared/commands/nats-accounts.js';
+import {
+  parseCreateApplicationBody,
+  parsePatchMicroserviceBody,
+} from '../../shared/domain/registry-schema.js';
+import { getNatsInstance } from '../../shared/store/nats.js';
+import { getAccountRow, listUserRows } from '../../shared/store/nats-accounts.js';
+import { givenAgent, givenMicroservice } from './fleet.js';
+import { newWorld, stopStore, type World } from './harness.js';
+
+/**
+ * An application's NATS account and users, by its reconciles: given the hub, a leaf agent `fog` and
+ * the application `orders` with NATS access whose microservice `checkout` on `fog` has it too, when
+ * one thing changes and every reconcile it asks for runs, then the account is in this state, it has
+ * these users, and the leaf links into these accounts.
+ */
+
+let fleet: World;
+
+beforeAll(async () => {
+  fleet = await newWorld();
+  await givenAgent(fleet, { name: 'hub', host: 'hub.example.com' });
+  await givenAgent(fleet, { uuid: 'fog', name: 'fog', host: '10.0.0.5', natsMode: 'leaf' });
+  await fleet.settle();
+}, 120_000);
+
+afterAll(async () => {
+  fleet?.dispose();
+  await stopStore();
+});
+
+const checkout = {
+  name: 'checkout',
+  application: 'orders',
+  agentName: 'fog',
+  natsConfig: { natsAccess: true },
+};
+
+interface Outcome {
+  account: 'none' | 'enabled' | 'disabled';
+  users: string[];
+  /** Keys revoked in the account since it was made. */
+  revoked: number;
+  leafLinks: string[];
+}
+
+async function outcome(world: World): Promise<Outcome> {
+  return world.run(async () => {
+    const account = await getAccountRow('orders');
+    return {
+      account: account ? (account.disabled ? 'disabled' : 'enabled') : 'none',
+      users: (await listUserRows('orders')).map((user) => `${user.kind}:${user.name}`).sort(),
+      revoked: Object.keys(account?.revocations ?? {}).length,
+      leafLinks: (await getNatsInstance('fog'))?.leafAccounts ?? [],
+    };
+  });
+}
+
+const patchMicroservice = (uuid: string, body: Record<string, unknown>) => () =>
+  updateMicroservice(uuid, parsePatchMicroserviceBody(body));
+
+describe("an application's account and users", () => {
+  it.each<{ when: string; change: (uuid: string) => () => Promise<unknown>; then: Outcome }>([
+    {
+      when: 'nothing changes',
+      change: () => async () => undefined,
+      then: {
+        account: 'enabled',
+        users: ['leaf:leaf-fog', 'microservice:checkout'],
+        revoked: 0,
+        leafLinks: ['orders'],
+      },
+    },
+    {
+      when: "the microservice's access is turned off",
+      change: (uuid) => patchMicroservice(uuid, { natsConfig: { natsAccess: false } }),
+      then: { account: 'enabled', users: [], revoked: 2, leafLinks: [] },
+    },
+    {
+      when: "the microservice's user rule changes",
+      change: (uuid) => patchMicroservice(uuid, { natsConfig: { natsRule: 'default-mqtt-user' } }),
+      then: {
+        account: 'enabled',
+        users: ['leaf:leaf-fog', 'microservice:checkout'],
+        revoked: 1,
+        leafLinks: ['orders'],
+      },
+    },
+    {
+      when: 'the microservice moves to the hub (a server: no leaf link)',
+      change: (uuid) => patchMicroservice(uuid, { agentName: 'hub' }),
+      then: { account: 'enabled', users: ['microservice:checkout'], revoked: 1, leafLinks: [] },
+    },
+    {
+      when: 'the microservice is deleted',
+      change: (uuid) => () => deleteMicroservice(uuid),
+      then: { account: 'enabled', users: [], revoked: 2, leafLinks: [] },
+    },
+    {
+      when: "the application's access is turned off",
+      change: () => () => updateApplication('orders', { natsConfig: { natsAccess: false } }),
+      then: { account: 'disabled', users: [], revoked: 2, leafLinks: [] },
+    },
+    {
+      when: 'the application is deleted',
+      change: () => () => deleteApplication('orders'),
+      then: { account: 'disabled', users: [], revoked: 2, leafLinks: [] },
+    },
+    {
+      when: 'the operator is rotated (a new account key: nothing to revoke, every user reissued)',
+      change: () => () => rotateOperator(),
+      then: {
+        account: 'enabled',
+        users: ['leaf:leaf-fog', 'microservice:checkout'],
+        revoked: 0,
+        leafLinks: ['orders'],
+      },
+    },
+  ])('when $when', async ({ change, then }) => {
+    // Prepare
+    const world = await newWorld({}, fleet);
+    await world.run(() =>
+      createApplication(parseCreateApplicationBody({ name: 'orders', natsConfig: { natsAccess: true } })),
+    );
+    const uuid = await givenMicroservice(world, checkout);
+    await world.settle();
+
+    // Act
+    await world.run(change(uuid));
+    await world.settle();
+
+    // Assess
+    expect(await outcome(world)).toEqual(then);
+    world.dispose();
+  });
+
+  it('reissues every user under a new account key when the operator is rotated', async () => {
+    // Prepare
+    const world = await newWorld({}, fleet);
+    await world.run(() =>
+      createApplication(parseCreateApplicationBody({ name: 'orders', natsConfig: { natsAccess: true } })),
+    );
+    await givenMicroservice(world, checkout);
+    await world.settle();
+    const before = await world.run(async () => ({
+      account: (await getAccountRow('orders'))!.publicKey,
+      users: (await listUserRows('orders')).map((user) => user.publicKey),
+    }));
+
+    // Act
+    await world.run(() => rotateOperator());
+    await world.settle();
+
+    // Assess
+    const after = await world.run(async () => ({
+      account: await getAccountRow('orders'),
+      users: await listUserRows('orders'),
+    }));
+    expect(after.account!.publicKey).not.toBe(before.account);
+    expect(after.users.every((user) => user.accountKey === after.account!.publicKey)).toBe(true);
+    expect(after.users.map((user) => user.publicKey).filter((key) => before.users.includes(key))).toEqual([]);
+    world.dispose();
+  });
+});
