@@ -11,6 +11,7 @@ import { runBundles } from './bundles.js';
 import { type HubDocument, runBurst } from './scenarios/burst.js';
 import { runChurn } from './scenarios/churn.js';
 import { runFanOut } from './scenarios/fan-out.js';
+import { runNatsAccounts } from './scenarios/nats-accounts.js';
 import { runScale } from './scenarios/scale.js';
 import { runTopology } from './scenarios/topology.js';
 import { Observer, type OperationCalls, RuntimeControl } from './support.js';
@@ -29,11 +30,14 @@ Scenarios (--scenarios, default s1,s2,s3):
   s3  churn: creates, patches and deletes for --churn-seconds (30), then the stored model is compared
   s4  scale: --scale-services services (10000), then --scale-agents agents (10000) selecting all
   s5  topology: GET /api/v3/topology with --topology-agents agents (1000,10000)
+  s6  nats: --nats-apps applications with NATS access (1000), --nats-users users each (0), three NATS
+      servers polling as Edgelet does: until every server's JWT directory holds every account
   bundles  every function bundled as deployed: its size, its source map's, and the median time a
       fresh Node process takes to import it (a cold start's share that is ours)
 
 Options:
-  --quick                 smaller defaults (100 / 10 creates, 50 agents, 5 s churn, s4 2000 / 1000)
+  --quick                 smaller defaults (100 / 10 creates, 50 agents, 5 s churn, s4 2000 / 1000,
+                          s6 100 applications)
   --latency dynamodb=8ms,sqs=15ms
                           wait this long before every DynamoDB / SQS call (a model of the network to
                           AWS); S1 then runs twice, without and with it, and prints both p50s
@@ -81,6 +85,8 @@ function parseOptions() {
       'scale-services': { type: 'string' },
       'scale-agents': { type: 'string' },
       'topology-agents': { type: 'string' },
+      'nats-apps': { type: 'string' },
+      'nats-users': { type: 'string' },
       'churn-seconds': { type: 'string' },
       workers: { type: 'string', default: '4' },
       scenarios: { type: 'string', default: 's1,s2,s3' },
@@ -105,6 +111,8 @@ const settings = {
   scaleServices: Number(values['scale-services'] ?? (quick ? 2_000 : 10_000)),
   scaleAgents: Number(values['scale-agents'] ?? (quick ? 1_000 : 10_000)),
   topologyAgents: (values['topology-agents'] ?? (quick ? '50,300' : '1000,10000')).split(',').map(Number),
+  natsApps: Number(values['nats-apps'] ?? (quick ? 100 : 1000)),
+  natsUsers: Number(values['nats-users'] ?? 0),
 };
 // S2 and S3 are about agents and churn, the same on both control planes: on Kubernetes only S1 runs.
 const scenarios = new Set(kubernetes ? ['s1'] : values.scenarios.split(','));
@@ -126,6 +134,7 @@ function checkOptions(): void {
     'churn-seconds': settings.churnSeconds,
     'scale-services': settings.scaleServices,
     'scale-agents': settings.scaleAgents,
+    'nats-apps': settings.natsApps,
   };
   for (const [option, value] of Object.entries({ ...counts, ...more })) {
     if (!Number.isInteger(value) || value < 1)
@@ -133,15 +142,17 @@ function checkOptions(): void {
         `--${option} must be a whole number above 0, got ${JSON.stringify(values[option as keyof typeof values])}`,
       );
   }
+  if (!Number.isInteger(settings.natsUsers) || settings.natsUsers < 0)
+    refuse(`--nats-users must be a whole number, got ${JSON.stringify(values['nats-users'])}`);
   if (settings.topologyAgents.some((count) => !Number.isInteger(count) || count < 1))
     refuse(
       `--topology-agents must be whole numbers above 0 separated by commas, got ${JSON.stringify(values['topology-agents'])}`,
     );
   const unknown = values.scenarios
     .split(',')
-    .filter((name) => !['s1', 's2', 's3', 's4', 's5', 'bundles'].includes(name));
+    .filter((name) => !['s1', 's2', 's3', 's4', 's5', 's6', 'bundles'].includes(name));
   if (unknown.length > 0)
-    refuse(`--scenarios: unknown scenario ${JSON.stringify(unknown[0])} (s1 to s5, bundles)`);
+    refuse(`--scenarios: unknown scenario ${JSON.stringify(unknown[0])} (s1 to s6, bundles)`);
   if (!['remote', 'kubernetes'].includes(values['control-plane']))
     refuse(`--control-plane must be remote or kubernetes, got ${JSON.stringify(values['control-plane'])}`);
   try {
@@ -273,6 +284,7 @@ if (childResult) {
     if (scenarios.has('s2')) return runFanOut(api, observer, settings, control);
     if (scenarios.has('s4')) return runScale(api, observer, settings, control);
     if (scenarios.has('s5')) return runTopology(api, settings, control);
+    if (scenarios.has('s6')) return runNatsAccounts(api, observer, settings, control);
     return runChurn(api, observer, settings);
   });
   writeFileSync(childResult, JSON.stringify(result));
@@ -293,7 +305,7 @@ if (values.url) {
 // Each scenario gets a fresh runtime and store, in a process of its own (S2's thousand agents must not
 // see S1's services, and one scenario's garbage and warm caches must not time the next). With a latency
 // model S1 runs first without it, so the two p50s come from the same machine minutes apart.
-const runs = ['s1', 's2', 's3', 's4', 's5']
+const runs = ['s1', 's2', 's3', 's4', 's5', 's6']
   .filter((name) => scenarios.has(name))
   .flatMap((scenario) =>
     scenario === 's1' && values.latency
@@ -309,6 +321,7 @@ for (const { key, scenario, latency } of runs) {
     ...['--n', settings.n, '--clients', settings.clients, '--agents', settings.agents].map(String),
     ...['--scale-services', settings.scaleServices, '--scale-agents', settings.scaleAgents].map(String),
     ...['--topology-agents', settings.topologyAgents.join(',')],
+    ...['--nats-apps', settings.natsApps, '--nats-users', settings.natsUsers].map(String),
     ...['--churn-seconds', settings.churnSeconds, '--workers', settings.workers].map(String),
     ...['--control-plane', values['control-plane'], '--scenarios', scenario, '--child-result', out],
     ...(latency ? ['--latency', latency] : []),

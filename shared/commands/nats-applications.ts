@@ -139,7 +139,7 @@ async function issueUsers(
   return { added, reissued };
 }
 
-export async function microserviceUserSpec(ms: MicroserviceRow): Promise<UserSpec> {
+async function microserviceUserSpec(ms: MicroserviceRow): Promise<UserSpec> {
   const rule =
     (await findRule('user', ms.natsRule ?? MICROSERVICE_USER_RULE)) ??
     (await findRule('user', MICROSERVICE_USER_RULE))!;

@@ -230,11 +230,3 @@ export async function specOfUser(user: UserRow): Promise<UserSpec> {
     ...(user.kind === 'mqtt-bearer' ? { bearer: true } : {}),
   };
 }
-
-/** Whether a stored user verifies under the account as it is now, signed with its rule as it is now. */
-export async function userCurrent(user: UserRow, account: AccountRow): Promise<boolean> {
-  if (user.accountKey !== account.publicKey || account.revocations[user.publicKey] !== undefined)
-    return false;
-  const spec = await specOfUser(user);
-  return user.ruleDigest === ruleDigest(spec.rule);
-}

@@ -1,4 +1,5 @@
 import {
+  type Account,
   createAccount,
   createOperator,
   createUser,
@@ -7,6 +8,7 @@ import {
   encodeUser,
   fmtCreds,
   fromSeed,
+  type User,
 } from '@nats-io/jwt';
 import { type AccountRule, SYSTEM_EXPORTS, type UserRule } from './nats-rules.js';
 
@@ -149,7 +151,7 @@ export function signAccount(
   operatorSeed: string,
   claims: Record<string, unknown>,
 ): Promise<string> {
-  return encodeAccount(name, accountPublicKey as never, claims as never, { signer: keyOf(operatorSeed) });
+  return encodeAccount(name, accountPublicKey, claims as Partial<Account>, { signer: keyOf(operatorSeed) });
 }
 
 /** A user JWT, signed by its account; `expiresAt` (epoch seconds) makes it expire. */
@@ -162,9 +164,9 @@ export function signUser(
 ): Promise<string> {
   return encodeUser(
     name,
-    userPublicKey as never,
+    userPublicKey,
     keyOf(accountSeed),
-    claims as never,
+    claims as Partial<User>,
     expiresAt !== undefined ? { exp: expiresAt } : {},
   );
 }

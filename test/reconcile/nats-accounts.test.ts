@@ -67,11 +67,11 @@ const patchMicroservice = (uuid: string, body: Record<string, unknown>) => () =>
   updateMicroservice(uuid, parsePatchMicroserviceBody(body));
 
 describe("an application's account and users", () => {
-  it.each<{ when: string; change: (uuid: string) => () => Promise<unknown>; then: Outcome }>([
+  it.each<{ when: string; change: (uuid: string) => () => Promise<unknown>; expected: Outcome }>([
     {
       when: 'nothing changes',
       change: () => async () => undefined,
-      then: {
+      expected: {
         account: 'enabled',
         users: ['leaf:leaf-fog', 'microservice:checkout'],
         revoked: 0,
@@ -81,12 +81,12 @@ describe("an application's account and users", () => {
     {
       when: "the microservice's access is turned off",
       change: (uuid) => patchMicroservice(uuid, { natsConfig: { natsAccess: false } }),
-      then: { account: 'enabled', users: [], revoked: 2, leafLinks: [] },
+      expected: { account: 'enabled', users: [], revoked: 2, leafLinks: [] },
     },
     {
       when: "the microservice's user rule changes",
       change: (uuid) => patchMicroservice(uuid, { natsConfig: { natsRule: 'default-mqtt-user' } }),
-      then: {
+      expected: {
         account: 'enabled',
         users: ['leaf:leaf-fog', 'microservice:checkout'],
         revoked: 1,
@@ -96,34 +96,34 @@ describe("an application's account and users", () => {
     {
       when: 'the microservice moves to the hub (a server: no leaf link)',
       change: (uuid) => patchMicroservice(uuid, { agentName: 'hub' }),
-      then: { account: 'enabled', users: ['microservice:checkout'], revoked: 1, leafLinks: [] },
+      expected: { account: 'enabled', users: ['microservice:checkout'], revoked: 1, leafLinks: [] },
     },
     {
       when: 'the microservice is deleted',
       change: (uuid) => () => deleteMicroservice(uuid),
-      then: { account: 'enabled', users: [], revoked: 2, leafLinks: [] },
+      expected: { account: 'enabled', users: [], revoked: 2, leafLinks: [] },
     },
     {
       when: "the application's access is turned off",
       change: () => () => updateApplication('orders', { natsConfig: { natsAccess: false } }),
-      then: { account: 'disabled', users: [], revoked: 2, leafLinks: [] },
+      expected: { account: 'disabled', users: [], revoked: 2, leafLinks: [] },
     },
     {
       when: 'the application is deleted',
       change: () => () => deleteApplication('orders'),
-      then: { account: 'disabled', users: [], revoked: 2, leafLinks: [] },
+      expected: { account: 'disabled', users: [], revoked: 2, leafLinks: [] },
     },
     {
       when: 'the operator is rotated (a new account key: nothing to revoke, every user reissued)',
       change: () => () => rotateOperator(),
-      then: {
+      expected: {
         account: 'enabled',
         users: ['leaf:leaf-fog', 'microservice:checkout'],
         revoked: 0,
         leafLinks: ['orders'],
       },
     },
-  ])('when $when', async ({ change, then }) => {
+  ])('when $when', async ({ change, expected }) => {
     // Prepare
     const world = await newWorld({}, fleet);
     await world.run(() =>
@@ -137,7 +137,7 @@ describe("an application's account and users", () => {
     await world.settle();
 
     // Assess
-    expect(await outcome(world)).toEqual(then);
+    expect(await outcome(world)).toEqual(expected);
     world.dispose();
   });
 
