@@ -164,5 +164,10 @@ export async function listAgentVolumeMounts(agentUuid: string): Promise<VolumeMo
       })),
   );
   const directory = instance?.agentToken ? [await jwtDirectory(instance)] : [];
-  return [...certificateMounts, ...otherMounts, ...directory, ...(await credsMounts(agentUuid))];
+  // The NATS files in the order its microservice maps them.
+  const order = [...natsMounted];
+  const natsFiles = [...otherMounts, ...directory].sort(
+    (a, b) => order.indexOf(a.name) - order.indexOf(b.name),
+  );
+  return [...certificateMounts, ...natsFiles, ...(await credsMounts(agentUuid))];
 }

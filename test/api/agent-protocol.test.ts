@@ -178,9 +178,11 @@ describe('provisioning and the first changes tick, as Edgelet does them', () => 
       ['nats-server-edge-checkout', 'secret', 1],
       ['nats-mqtt-server-edge-checkout', 'secret', 1],
       ['nats-server-conf-edge-checkout', 'secret', 1],
-      ['nats-jwt-dir-edge-checkout', 'configMap', 1],
+      // The JWT directory is composed when read: its version is the fleet's directory version.
+      ['nats-jwt-dir-edge-checkout', 'configMap', expect.any(Number)],
       ['nats-creds-sys-admin-leaf-edge-checkout', 'secret', 1],
     ]);
+    expect(mounts[5]!.version).toBeGreaterThan(1_000_000);
     const natsFiles = mounts.slice(4).map((mount) => Object.keys(mount.data));
     expect(natsFiles[0]).toEqual(['server.conf']);
     expect(natsFiles[1]).toEqual([expect.stringMatching(/^A[A-Z2-7]{55}\.jwt$/)]);
