@@ -12,7 +12,7 @@ import {
 
 /**
  * S6 NATS accounts: the hub and two more NATS servers, each with a provisioned agent that polls as
- * Edgelet does (its changes every 250 ms here, its volume mounts when told); then `--nats-apps`
+ * Edgelet does (its changes every second here, its volume mounts when told); then `--nats-apps`
  * applications are created with NATS access from `--clients` clients, each with `--nats-users` users
  * made through the API. Reports the time until every server's JWT directory (what its NATS container
  * copies into its resolver and pushes to its running server) holds every account, the store calls per
@@ -120,7 +120,7 @@ async function startServers(api: ApiClient): Promise<PollingServer[]> {
     void (async () => {
       while (!server.stop) {
         await agent.poll().catch(() => undefined);
-        await sleep(250);
+        await sleep(1_000);
       }
     })();
     servers.push(server);

@@ -143,7 +143,8 @@ async function microserviceUserSpec(ms: MicroserviceRow): Promise<UserSpec> {
   const rule =
     (await findRule('user', ms.natsRule ?? MICROSERVICE_USER_RULE)) ??
     (await findRule('user', MICROSERVICE_USER_RULE))!;
-  return { name: ms.name, kind: 'microservice', rule, microserviceUuid: ms.uuid };
+  // Its agent is recorded too: when the microservice is gone, that is where its leaf link may go.
+  return { name: ms.name, kind: 'microservice', rule, microserviceUuid: ms.uuid, agentUuid: ms.agentUuid };
 }
 
 /**
@@ -163,9 +164,7 @@ async function tell(change: {
   const flags = new Map<string, Set<ChangeFlag>>();
   const reconcile = new Set<string>();
   const agentOf = (user: UserRow) =>
-    user.kind === 'leaf'
-      ? user.agentUuid
-      : change.microservices.find((ms) => ms.uuid === user.microserviceUuid)?.agentUuid;
+    change.microservices.find((ms) => ms.uuid === user.microserviceUuid)?.agentUuid ?? user.agentUuid;
   for (const user of [...change.gone, ...change.added, ...change.reissued]) {
     const agent = agentOf(user);
     if (!agent) continue;

@@ -3,10 +3,16 @@ import { config } from '../context.js';
 import { hubRouterKey, parsePortOwner, portOwner } from '../domain/placement.js';
 import { NotFoundError, ReconcileError } from '../errors.js';
 import { logger } from '../log/logger.js';
-import { askNatsHubReconcile, askRouterReconciles, enqueueServiceReconcile } from '../queue/publishers.js';
+import {
+  askNatsApplicationReconciles,
+  askNatsHubReconcile,
+  askRouterReconciles,
+  enqueueServiceReconcile,
+} from '../queue/publishers.js';
 import { getAgentRows, listAgentRows, listAgentUuidPage, listPendingAgentUuids } from '../store/agents.js';
 import { deleteCertificatesOf, listIssuedCertificatePage } from '../store/certificates.js';
 import { keys } from '../store/client.js';
+import { listAccountPage, listAccountRows } from '../store/nats-accounts.js';
 import {
   leakedPorts,
   listPortClaimPage,
@@ -72,9 +78,28 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
   if (config().controlPlane === 'kubernetes') await askNatsHubReconcile();
   const releasedPorts = await releaseOrphanPorts(now);
   await removeOrphanCertificates();
+  await redriveApplicationAccounts(options.full);
   const result = { services, routers: routers.size, drifted: drifted.length, driftedServices, releasedPorts };
   if (services + routers.size + releasedPorts > 0) logger.info('sweep re-drove work', { ...result });
   return result;
+}
+
+/** Application accounts re-converged per sweep. */
+const ACCOUNT_WINDOW = 100;
+
+/**
+ * Application accounts are re-converged a window per sweep, rotating over all of them (every one on a
+ * full sweep): what a reconcile that stopped half-way left (a microservice deleted before its user was
+ * revoked, a user issued under a key a rotation replaced) is repaired within ⌈accounts / 100⌉ sweeps.
+ */
+async function redriveApplicationAccounts(full: boolean): Promise<void> {
+  if (full) {
+    await askNatsApplicationReconciles((await listAccountRows()).map((account) => account.application));
+    return;
+  }
+  const page = await listAccountPage(await getDriftCursor('accounts'), ACCOUNT_WINDOW);
+  await putDriftCursor(page.next, 'accounts');
+  if (page.applications.length > 0) await askNatsApplicationReconciles(page.applications);
 }
 
 /** Certificates checked for a gone owner per sweep (one page of the certificate list). */

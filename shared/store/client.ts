@@ -136,9 +136,9 @@ export async function getItem<T>(key: { PK: string; SK: string }): Promise<T | u
 
 /**
  * Where each rotating check of the sweeper stopped: router configs, distribution sets, port claims, the
- * hub's entries, issued certificates.
+ * hub's entries, issued certificates, application accounts.
  */
-export type SweepCursor = 'routers' | 'services' | 'ports' | 'hub' | 'certificates';
+export type SweepCursor = 'routers' | 'services' | 'ports' | 'hub' | 'certificates' | 'accounts';
 
 /** Item keys. One table: a partition key and a sort key, plus four overloaded GSIs. */
 export const keys = {
@@ -182,6 +182,7 @@ export const keys = {
       ports: 'PORTCURSOR',
       hub: 'HUBCURSOR',
       certificates: 'CERTCURSOR',
+      accounts: 'ACCOUNTCURSOR',
     }[check],
   }),
   natsHub: () => ({ PK: 'NATSHUB', SK: 'HUB' }),

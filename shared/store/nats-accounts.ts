@@ -11,7 +11,7 @@ import {
   tableName,
   withoutKeys,
 } from './client.js';
-import { queryIndex, queryPartition } from './query.js';
+import { queryIndex, queryPage, queryPartition } from './query.js';
 import { unchangedReferences } from './references.js';
 
 /**
@@ -189,6 +189,23 @@ export function getAccountRow(application: string): Promise<AccountRow | undefin
 export async function listAccountRows(): Promise<AccountRow[]> {
   const items = await queryPartition<Record<string, unknown>>(keys.applicationAccount('').PK);
   return items.map((item) => withoutKeys<AccountRow>(item)!);
+}
+
+/** The applications of the next `limit` accounts after `cursor` (the sweeper's window), and where it stopped. */
+export async function listAccountPage(
+  cursor: Record<string, unknown> | undefined,
+  limit: number,
+): Promise<{ applications: string[]; next: Record<string, unknown> | undefined }> {
+  const page = await queryPage<{ application: string }>(
+    {
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': keys.applicationAccount('').PK },
+      ProjectionExpression: 'application',
+    },
+    cursor,
+    limit,
+  );
+  return { applications: page.items.map((item) => item.application), next: page.next };
 }
 
 export function putNewAccount(row: AccountRow): Promise<boolean> {

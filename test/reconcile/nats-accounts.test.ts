@@ -10,6 +10,11 @@ import {
   parseCreateApplicationBody,
   parsePatchMicroserviceBody,
 } from '../../shared/domain/registry-schema.js';
+import { sweep } from '../../shared/reconcile/sweeper.js';
+import {
+  deleteMicroservice as deleteMicroserviceRow,
+  getMicroservice,
+} from '../../shared/store/applications.js';
 import { getNatsInstance } from '../../shared/store/nats.js';
 import { getAccountRow, listUserRows } from '../../shared/store/nats-accounts.js';
 import { givenAgent, givenMicroservice } from './fleet.js';
@@ -166,6 +171,30 @@ describe("an application's account and users", () => {
     expect(after.account!.publicKey).not.toBe(before.account);
     expect(after.users.every((user) => user.accountKey === after.account!.publicKey)).toBe(true);
     expect(after.users.map((user) => user.publicKey).filter((key) => before.users.includes(key))).toEqual([]);
+    world.dispose();
+  });
+});
+
+describe('the sweep', () => {
+  it("revokes the user of a microservice deleted before its application's reconcile ran", async () => {
+    // Prepare: the microservice's row goes, as a delete that stopped before its reconcile would leave it
+    const world = await newWorld({}, fleet);
+    await world.run(() =>
+      createApplication(parseCreateApplicationBody({ name: 'orders', natsConfig: { natsAccess: true } })),
+    );
+    const uuid = await givenMicroservice(world, checkout);
+    await world.settle();
+    await world.run(async () => {
+      const row = (await getMicroservice(uuid))!;
+      expect(await deleteMicroserviceRow(row)).toBe(true);
+    });
+
+    // Act
+    await world.run(() => sweep({ full: false }));
+    await world.settle();
+
+    // Assess
+    expect(await outcome(world)).toEqual({ account: 'enabled', users: [], revoked: 2, leafLinks: [] });
     world.dispose();
   });
 });
