@@ -4,6 +4,7 @@ import type {
   NatsConfig,
   PatchApplicationBody,
 } from '../domain/registry-schema.js';
+import { natsConfigAfter } from '../domain/registry-schema.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { askRouterReconciles } from '../queue/publishers.js';
 import {
@@ -59,10 +60,8 @@ async function natsFields(
   existing: ApplicationRow | undefined,
   field: string,
 ): Promise<Pick<ApplicationRow, 'natsAccess' | 'natsRule'>> {
-  if (!nats) return { natsAccess: existing?.natsAccess, natsRule: existing?.natsRule };
-  const natsAccess = nats.natsAccess ?? existing?.natsAccess ?? false;
-  if (nats.natsRule) await referenceRule('account', nats.natsRule, `app:${name}`, `${field}.natsRule`);
-  return { natsAccess, natsRule: natsAccess ? (nats.natsRule ?? existing?.natsRule) : undefined };
+  if (nats?.natsRule) await referenceRule('account', nats.natsRule, `app:${name}`, `${field}.natsRule`);
+  return natsConfigAfter(nats, existing);
 }
 
 const natsChanged = (before: ApplicationRow | undefined, after: ApplicationRow) =>

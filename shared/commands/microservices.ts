@@ -5,6 +5,7 @@ import type {
   NatsConfig,
   PatchMicroserviceBody,
 } from '../domain/registry-schema.js';
+import { natsConfigAfter } from '../domain/registry-schema.js';
 import { show } from '../domain/validation.js';
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import { askRouterReconciles } from '../queue/publishers.js';
@@ -68,9 +69,8 @@ async function natsFields(
   existing: MicroserviceRow | undefined,
   field: string,
 ): Promise<Pick<MicroserviceRow, 'natsAccess' | 'natsRule'>> {
-  if (!nats) return { natsAccess: existing?.natsAccess, natsRule: existing?.natsRule };
-  const natsAccess = nats.natsAccess ?? existing?.natsAccess ?? false;
-  if (natsAccess) {
+  const after = natsConfigAfter(nats, existing);
+  if (nats && after.natsAccess) {
     if (!(await getApplication(target.application))?.natsAccess) {
       throw new ValidationError(
         `Field '${field}.natsAccess': application ${target.application} has no NATS access; turn on the application's natsConfig.natsAccess first`,
@@ -83,8 +83,8 @@ async function natsFields(
       );
     }
   }
-  if (nats.natsRule) await referenceRule('user', nats.natsRule, `ms:${target.uuid}`, `${field}.natsRule`);
-  return { natsAccess, natsRule: natsAccess ? (nats.natsRule ?? existing?.natsRule) : undefined };
+  if (nats?.natsRule) await referenceRule('user', nats.natsRule, `ms:${target.uuid}`, `${field}.natsRule`);
+  return after;
 }
 
 const natsChanged = (before: MicroserviceRow | undefined, after: MicroserviceRow) =>

@@ -10,7 +10,7 @@ import {
   fromSeed,
   type User,
 } from '@nats-io/jwt';
-import { type AccountRule, SYSTEM_EXPORTS, type UserRule } from './nats-rules.js';
+import { type AccountRule, SYSTEM_ACCOUNT_RULES, type UserRule } from './nats-rules.js';
 
 /**
  * The NATS identities the controller signs, with `@nats-io/jwt`: a self-signed operator, the accounts it
@@ -171,24 +171,10 @@ export function signUser(
   );
 }
 
-/** The system account `SYS`: unlimited, the two `$SYS` monitoring exports, no JetStream. */
+/** The system account `SYS`, signed with the system account rule (unlimited, the `$SYS` exports). */
 export async function newSystemAccount(operatorSeed: string): Promise<SignedIdentity> {
   const key = newAccountKey();
-  const jwt = await signAccount('SYS', key.publicKey, operatorSeed, {
-    limits: {
-      conn: -1,
-      leaf: -1,
-      data: -1,
-      exports: -1,
-      imports: -1,
-      payload: -1,
-      subs: -1,
-      wildcards: true,
-    },
-    default_permissions: { pub: {}, sub: {} },
-    description: 'Default system account rule',
-    exports: SYSTEM_EXPORTS,
-  });
+  const jwt = await signAccount('SYS', key.publicKey, operatorSeed, accountClaims(SYSTEM_ACCOUNT_RULES[0]!));
   return { ...key, jwt };
 }
 

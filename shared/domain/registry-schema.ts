@@ -29,6 +29,19 @@ export const natsConfig = z.strictObject({
 });
 export type NatsConfig = z.output<typeof natsConfig>;
 
+/**
+ * The NATS fields a `natsConfig` leaves (absent: as they were): access on or off, the rule as named or
+ * as it was, and no rule without access.
+ */
+export function natsConfigAfter(
+  nats: NatsConfig | undefined,
+  existing: { natsAccess?: boolean; natsRule?: string } | undefined,
+): { natsAccess: boolean | undefined; natsRule: string | undefined } {
+  if (!nats) return { natsAccess: existing?.natsAccess, natsRule: existing?.natsRule };
+  const natsAccess = nats.natsAccess ?? existing?.natsAccess ?? false;
+  return { natsAccess, natsRule: natsAccess ? (nats.natsRule ?? existing?.natsRule) : undefined };
+}
+
 export const createApplicationBody = z.strictObject({
   name: registryName,
   description: description.optional(),

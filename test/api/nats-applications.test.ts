@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintUserToken } from '../../infra/local/auth.js';
 import { createAgent, fabricSettled } from '../fixtures/world.js';
 import { ApiClient, type ApiResponse, eventually } from '../support/client.js';
-import { type GoStruct, type GoType, goUnmarshal } from '../support/go-json.js';
+import type { GoStruct } from '../support/go-json.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { ScriptedAgent } from '../support/scripted-agent.js';
+import { sdkClient } from '../support/sdk.js';
 
 /**
  * Applications on the NATS fabric through the API: the calls potctl makes through the Go SDK (its
@@ -93,36 +94,8 @@ let api: ApiClient;
 let fogA: ScriptedAgent;
 let fogB: ScriptedAgent;
 
-/** `doRequest` of the SDK: its headers, any 2xx is OK, and an OK body must decode into `type`. */
-async function sdk<T>(
-  method: string,
-  path: string,
-  options: {
-    json?: unknown;
-    multipart?: { field: string; file: string; yaml: string };
-    decode?: GoType;
-  } = {},
-): Promise<T> {
-  const headers: Record<string, string> = { authorization: `Bearer ${t.runtime.adminToken}` };
-  let body: BodyInit | undefined;
-  if (options.multipart) {
-    const form = new FormData();
-    const { field, file, yaml } = options.multipart;
-    form.append(field, new Blob([yaml], { type: 'application/octet-stream' }), file);
-    body = form;
-  } else {
-    headers['content-type'] = 'application/json';
-    if (options.json !== undefined) body = JSON.stringify(options.json);
-  }
-  const response = await fetch(`${t.runtime.url}/api/v3${path}`, { method, headers, body });
-  const text = await response.text();
-  expect(response.status, `${method} ${path}: ${text}`).toBeGreaterThanOrEqual(200);
-  expect(response.status, `${method} ${path}: ${text}`).toBeLessThan(300);
-  if (!options.decode) return undefined as T;
-  const decoded = JSON.parse(text) as unknown;
-  goUnmarshal(decoded, options.decode);
-  return decoded as T;
-}
+/** A call as the Go SDK makes it (test/support/sdk.ts). */
+let sdk: ReturnType<typeof sdkClient>;
 
 const creds = (base64: string) => Buffer.from(base64, 'base64').toString('utf8');
 const jwtOf = (credsFile: string) => /-----BEGIN NATS USER JWT-----\n(\S+)\n/.exec(credsFile)![1]!;
@@ -142,6 +115,7 @@ const withImage = (body: Record<string, unknown>) => ({
 beforeAll(async () => {
   t = await startTestRuntime();
   api = t.api;
+  sdk = sdkClient(t.runtime);
   await createAgent(api, { name: 'hub', host: 'hub.example.com' });
   fogA = await provision(await createAgent(api, { name: 'fog-a', host: '10.0.0.5' }));
   fogB = await provision(await createAgent(api, { name: 'fog-b', host: '10.0.0.6' }));

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../support/client.js';
-import { type GoStruct, type GoType, goUnmarshal } from '../support/go-json.js';
+import { type GoStruct, goUnmarshal } from '../support/go-json.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
+import { sdkClient } from '../support/sdk.js';
 
 /**
  * The calls potctl makes through the Go SDK (`github.com/datasance/iofog-go-sdk/v3@v3.6.0`, package
@@ -131,40 +132,13 @@ let api: ApiClient;
 let agentUuid: string;
 let microserviceUuid: string;
 
-/** `doRequest`: the SDK's headers; OK is any 2xx; an OK body must decode into `type`. */
-async function sdk(
-  method: string,
-  path: string,
-  options: {
-    json?: unknown;
-    multipart?: { field: string; file: string; yaml: string };
-    decode?: GoType;
-  } = {},
-): Promise<unknown> {
-  const headers: Record<string, string> = { authorization: `Bearer ${t.runtime.adminToken}` };
-  let body: BodyInit | undefined;
-  if (options.multipart) {
-    const form = new FormData();
-    const { field, file, yaml } = options.multipart;
-    form.append(field, new Blob([yaml], { type: 'application/octet-stream' }), file);
-    body = form;
-  } else {
-    headers['content-type'] = 'application/json';
-    if (options.json !== undefined) body = JSON.stringify(options.json);
-  }
-  const response = await fetch(`${t.runtime.url}/api/v3${path}`, { method, headers, body });
-  const text = await response.text();
-  expect(response.status, `${method} ${path}: ${text}`).toBeGreaterThanOrEqual(200);
-  expect(response.status, `${method} ${path}: ${text}`).toBeLessThan(300);
-  if (!options.decode) return undefined;
-  const decoded = JSON.parse(text) as unknown;
-  goUnmarshal(decoded, options.decode);
-  return decoded;
-}
+/** A call as the Go SDK makes it (test/support/sdk.ts). */
+let sdk: ReturnType<typeof sdkClient>;
 
 beforeAll(async () => {
   t = await startTestRuntime();
   api = t.api;
+  sdk = sdkClient(t.runtime);
 });
 
 afterAll(async () => {

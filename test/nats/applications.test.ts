@@ -4,11 +4,10 @@ import { join } from 'node:path';
 import { decode } from '@nats-io/jwt';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent } from '../fixtures/world.js';
 import { type ApiClient, eventually } from '../support/client.js';
-import { freeServerPort } from '../support/processes.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { ScriptedAgent } from '../support/scripted-agent.js';
+import type { ScriptedAgent } from '../support/scripted-agent.js';
+import { declareNatsAgent, type NatsPorts } from './agents.js';
 import { ensureNatsServerBinary } from './harness.js';
 import { NatsContainer } from './nats-container.js';
 
@@ -28,7 +27,7 @@ const clients: NatsConnection[] = [];
 interface NatsAgent {
   name: string;
   uuid: string;
-  ports: { serverPort: number; clusterPort: number; leafPort: number; mqttPort: number; httpPort: number };
+  ports: NatsPorts;
   edgelet: ScriptedAgent;
   container: NatsContainer;
 }
@@ -36,31 +35,7 @@ const agents = new Map<string, NatsAgent>();
 const agent = (name: string) => agents.get(name)!;
 
 async function declare(name: string, host: string, mode: 'server' | 'leaf'): Promise<void> {
-  const [serverPort, clusterPort, leafPort, mqttPort, httpPort] = await Promise.all(
-    Array.from({ length: 5 }, () => freeServerPort()),
-  );
-  const ports = {
-    serverPort: serverPort!,
-    clusterPort: clusterPort!,
-    leafPort: leafPort!,
-    mqttPort: mqttPort!,
-    httpPort: httpPort!,
-  };
-  const uuid = await createAgent(api, {
-    name,
-    host,
-    natsMode: mode,
-    natsServerPort: ports.serverPort,
-    natsClusterPort: ports.clusterPort,
-    natsLeafPort: ports.leafPort,
-    natsMqttPort: ports.mqttPort,
-    natsHttpPort: ports.httpPort,
-    jsStorageSize: '256m',
-    jsMemoryStoreSize: '64m',
-  });
-  const key = await api.get<{ key: string }>(`/api/v3/iofog/${uuid}/provisioning-key`);
-  const edgelet = new ScriptedAgent(t.runtime.url);
-  await edgelet.provision(key.body.key, 1);
+  const { uuid, ports, edgelet } = await declareNatsAgent(api, t.runtime.url, { name, host, mode });
   const container = new NatsContainer(binary, edgelet, join(root, name), ports);
   agents.set(name, { name, uuid, ports, edgelet, container });
 }

@@ -5,11 +5,10 @@ import { createUser, decode } from '@nats-io/jwt';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCertificateAuthority, issueCertificate } from '../../shared/domain/pki.js';
-import { createAgent } from '../fixtures/world.js';
 import { type ApiClient, eventually } from '../support/client.js';
-import { freeServerPort } from '../support/processes.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { type ParsedMicroservice, ScriptedAgent } from '../support/scripted-agent.js';
+import type { ParsedMicroservice, ScriptedAgent } from '../support/scripted-agent.js';
+import { declareNatsAgent, type NatsPorts } from './agents.js';
 import { ensureNatsServerBinary, type NatsServerProcess, startNatsServer } from './harness.js';
 
 /**
@@ -32,7 +31,7 @@ interface NatsAgent {
   name: string;
   host: string;
   mode: 'server' | 'leaf';
-  ports: { serverPort: number; clusterPort: number; leafPort: number; mqttPort: number; httpPort: number };
+  ports: NatsPorts;
   uuid: string;
   edgelet: ScriptedAgent;
   microservice: ParsedMicroservice;
@@ -41,36 +40,8 @@ interface NatsAgent {
 const agents = new Map<string, NatsAgent>();
 const agent = (name: string) => agents.get(name)!;
 
-async function freePorts() {
-  const [serverPort, clusterPort, leafPort, mqttPort, httpPort] = await Promise.all(
-    Array.from({ length: 5 }, () => freeServerPort()),
-  );
-  return {
-    serverPort: serverPort!,
-    clusterPort: clusterPort!,
-    leafPort: leafPort!,
-    mqttPort: mqttPort!,
-    httpPort: httpPort!,
-  };
-}
-
 async function declare(name: string, host: string, mode: 'server' | 'leaf'): Promise<void> {
-  const ports = await freePorts();
-  const uuid = await createAgent(api, {
-    name,
-    host,
-    natsMode: mode,
-    natsServerPort: ports.serverPort,
-    natsClusterPort: ports.clusterPort,
-    natsLeafPort: ports.leafPort,
-    natsMqttPort: ports.mqttPort,
-    natsHttpPort: ports.httpPort,
-    jsStorageSize: '256m',
-    jsMemoryStoreSize: '64m',
-  });
-  const key = await api.get<{ key: string }>(`/api/v3/iofog/${uuid}/provisioning-key`);
-  const edgelet = new ScriptedAgent(t.runtime.url);
-  await edgelet.provision(key.body.key, 1);
+  const { uuid, ports, edgelet } = await declareNatsAgent(api, t.runtime.url, { name, host, mode });
   agents.set(name, { name, host, mode, ports, uuid, edgelet, microservice: undefined!, files: new Map() });
 }
 
