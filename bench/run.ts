@@ -31,7 +31,8 @@ Scenarios (--scenarios, default s1,s2,s3):
   s4  scale: --scale-services services (10000), then --scale-agents agents (10000) selecting all
   s5  topology: GET /api/v3/topology with --topology-agents agents (1000,10000)
   s6  nats: --nats-apps applications with NATS access (1000), --nats-users users each (0), three NATS
-      servers polling as Edgelet does: until every server's JWT directory holds every account
+      servers polling as Edgelet does, every --nats-poll-ms (1000; Edgelet's own is 20000): until
+      every server's JWT directory holds every account
   bundles  every function bundled as deployed: its size, its source map's, and the median time a
       fresh Node process takes to import it (a cold start's share that is ours)
 
@@ -87,6 +88,7 @@ function parseOptions() {
       'topology-agents': { type: 'string' },
       'nats-apps': { type: 'string' },
       'nats-users': { type: 'string' },
+      'nats-poll-ms': { type: 'string' },
       'churn-seconds': { type: 'string' },
       workers: { type: 'string', default: '4' },
       scenarios: { type: 'string', default: 's1,s2,s3' },
@@ -113,6 +115,7 @@ const settings = {
   topologyAgents: (values['topology-agents'] ?? (quick ? '50,300' : '1000,10000')).split(',').map(Number),
   natsApps: Number(values['nats-apps'] ?? (quick ? 100 : 1000)),
   natsUsers: Number(values['nats-users'] ?? 0),
+  natsPollMs: Number(values['nats-poll-ms'] ?? 1000),
 };
 // S2 and S3 are about agents and churn, the same on both control planes: on Kubernetes only S1 runs.
 const scenarios = new Set(kubernetes ? ['s1'] : values.scenarios.split(','));
@@ -135,6 +138,7 @@ function checkOptions(): void {
     'scale-services': settings.scaleServices,
     'scale-agents': settings.scaleAgents,
     'nats-apps': settings.natsApps,
+    'nats-poll-ms': settings.natsPollMs,
   };
   for (const [option, value] of Object.entries({ ...counts, ...more })) {
     if (!Number.isInteger(value) || value < 1)
@@ -322,6 +326,7 @@ for (const { key, scenario, latency } of runs) {
     ...['--scale-services', settings.scaleServices, '--scale-agents', settings.scaleAgents].map(String),
     ...['--topology-agents', settings.topologyAgents.join(',')],
     ...['--nats-apps', settings.natsApps, '--nats-users', settings.natsUsers].map(String),
+    ...['--nats-poll-ms', settings.natsPollMs].map(String),
     ...['--churn-seconds', settings.churnSeconds, '--workers', settings.workers].map(String),
     ...['--control-plane', values['control-plane'], '--scenarios', scenario, '--child-result', out],
     ...(latency ? ['--latency', latency] : []),

@@ -12,7 +12,7 @@ import {
 
 /**
  * S6 NATS accounts: the hub and two more NATS servers, each with a provisioned agent that polls as
- * Edgelet does (its changes every second here, its volume mounts when told); then `--nats-apps`
+ * Edgelet does (its changes every `--nats-poll-ms`, its volume mounts when told); then `--nats-apps`
  * applications are created with NATS access from `--clients` clients, each with `--nats-users` users
  * made through the API. Reports the time until every server's JWT directory (what its NATS container
  * copies into its resolver and pushes to its running server) holds every account, the store calls per
@@ -22,10 +22,10 @@ import {
 export async function runNatsAccounts(
   api: ApiClient,
   observer: Observer,
-  settings: { natsApps: number; natsUsers: number; clients: number },
+  settings: { natsApps: number; natsUsers: number; natsPollMs: number; clients: number },
   control: RuntimeControl,
 ) {
-  const servers = await startServers(api);
+  const servers = await startServers(api, settings.natsPollMs);
   await control.resetUsage();
   const started = Date.now();
   const createLatencies: number[] = [];
@@ -96,7 +96,7 @@ interface PollingServer {
 }
 
 /** The hub and two servers, provisioned, each polled as Edgelet would until `stop`. */
-async function startServers(api: ApiClient): Promise<PollingServer[]> {
+async function startServers(api: ApiClient, pollMs: number): Promise<PollingServer[]> {
   const names = [
     ['s6-hub', '10.60.0.1'],
     ['s6-server-1', '10.60.0.2'],
@@ -120,7 +120,7 @@ async function startServers(api: ApiClient): Promise<PollingServer[]> {
     void (async () => {
       while (!server.stop) {
         await agent.poll().catch(() => undefined);
-        await sleep(1_000);
+        await sleep(pollMs);
       }
     })();
     servers.push(server);

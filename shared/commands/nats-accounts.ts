@@ -17,6 +17,7 @@ import {
   listAccountRows,
   listAllUserRows,
   listUserRows,
+  openAccount,
   openUserSeed,
   type UserRow,
 } from '../store/nats-accounts.js';
@@ -213,7 +214,7 @@ export async function createUser(
   const rule = await referenceRule('user', ruleName, `user:${application}/${body.name}`, 'natsRule');
   const { account } = await convergeAccount(app, application, []);
   if (!account) throw new ConflictError(`Application ${application} has no NATS access`);
-  const user = await issueUser(account, {
+  const user = await issueUser(await openAccount(account), {
     name: body.name,
     kind: bearer ? 'mqtt-bearer' : 'api',
     rule,

@@ -15,6 +15,7 @@ import {
   deleteUserRow,
   listUserRows,
   type OpenedAccount,
+  openAccount,
   type UserRow,
 } from '../store/nats-accounts.js';
 import { convergeAccount, issueUser, specOfUser, type UserSpec } from './nats-issuing.js';
@@ -63,8 +64,8 @@ export async function reconcileApplicationNats(application: string, scope?: stri
       : before;
   for (const user of plan.revoke) await deleteUserRow(user);
   const issued =
-    after.account && enabled
-      ? await issueUsers(after.account, plan, microservices)
+    after.account && enabled && plan.issue.length + plan.reissue.length > 0
+      ? await issueUsers(await openAccount(after.account), plan, microservices)
       : { added: [], reissued: [] };
   await tell({
     microservices,

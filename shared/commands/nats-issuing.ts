@@ -19,7 +19,6 @@ import {
   getAccountRow,
   nextNatsNumber,
   type OpenedAccount,
-  openAccount,
   putNewAccount,
   putNewUser,
   replaceAccount,
@@ -28,7 +27,7 @@ import {
   sealUserSeed,
   type UserRow,
 } from '../store/nats-accounts.js';
-import { ensureNatsOperator, type NatsIdentity } from '../store/nats-identities.js';
+import { ensureNatsOperator, type NatsIdentity, natsOperatorKey } from '../store/nats-identities.js';
 import { findRule, ruleDigest } from './nats-rules.js';
 
 /**
@@ -66,9 +65,9 @@ function signAccountRow(
 }
 
 /** Whether the stored account is what the application asks for now (else it is re-signed). */
-function accountCurrent(row: AccountRow, rule: AccountRule, operator: NatsIdentity, enabled: boolean) {
+function accountCurrent(row: AccountRow, rule: AccountRule, operator: string, enabled: boolean) {
   return (
-    row.operator === operator.publicKey &&
+    row.operator === operator &&
     row.rule === rule.name &&
     row.ruleDigest === ruleDigest(rule) &&
     row.disabled === !enabled
@@ -76,7 +75,8 @@ function accountCurrent(row: AccountRow, rule: AccountRule, operator: NatsIdenti
 }
 
 export interface AccountChange {
-  account: OpenedAccount | undefined;
+  /** The account as it stands (its seed is opened only when something is to be signed with it). */
+  account: AccountRow | undefined;
   /** The account's JWT changed (the fleet's directories move on). */
   changed: boolean;
   /** Its key changed (a new operator): every user is reissued, leaf links name the new key. */
@@ -95,24 +95,26 @@ export async function convergeAccount(
   application: string,
   revoked: string[],
 ): Promise<AccountChange> {
-  const [rule, operator] = await Promise.all([accountRuleOf(app), ensureNatsOperator()]);
+  const [rule, operatorKey] = await Promise.all([accountRuleOf(app), natsOperatorKey()]);
   const enabled = app?.natsAccess === true;
   for (let attempt = 0; attempt < 8; attempt++) {
     const row = await getAccountRow(application);
+    if (!row && !enabled) return { account: undefined, changed: false, rekeyed: false, relinked: false };
+    const fresh = revoked.filter((key) => row?.revocations[key] === undefined);
+    if (row && accountCurrent(row, rule, operatorKey, enabled) && fresh.length === 0) {
+      return { account: row, changed: false, rekeyed: false, relinked: false };
+    }
+    // Something is to be signed: only now is the operator's seed opened.
+    const operator = await ensureNatsOperator();
     if (!row) {
-      if (!enabled) return { account: undefined, changed: false, rekeyed: false, relinked: false };
       const created = await createAccount(application, rule, operator);
       if (created) return { account: created, changed: true, rekeyed: false, relinked: true };
       continue;
     }
-    const fresh = revoked.filter((key) => row.revocations[key] === undefined);
-    if (accountCurrent(row, rule, operator, enabled) && fresh.length === 0) {
-      return { account: await openAccount(row), changed: false, rekeyed: false, relinked: false };
-    }
     const next = await resignedAccount(row, rule, operator, enabled, fresh);
     if (await replaceAccount(next, row)) {
       return {
-        account: await openAccount({ ...next, version: row.version + 1 }),
+        account: { ...next, version: row.version + 1 },
         changed: true,
         rekeyed: next.publicKey !== row.publicKey,
         relinked: next.publicKey !== row.publicKey || next.disabled !== row.disabled,
@@ -139,7 +141,7 @@ async function createAccount(application: string, rule: AccountRule, operator: N
     updatedAt: now(),
   };
   const row: AccountRow = { ...base, jwt: await signAccountRow(base, rule, operator) };
-  return (await putNewAccount(row)) ? { ...row, seed: key.seed } : undefined;
+  return (await putNewAccount(row)) ? row : undefined;
 }
 
 /** Under a new operator the account gets a new key (old users then verify nowhere); else the same key. */

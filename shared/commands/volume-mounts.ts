@@ -18,7 +18,7 @@ import {
   openUserSeed,
   type UserRow,
 } from '../store/nats-accounts.js';
-import { ensureSystemAccount } from '../store/nats-identities.js';
+import { systemAccountJwt } from '../store/nats-identities.js';
 
 /**
  * The volume mounts an agent receives (GET /api/v3/agent/volumeMounts, the reference's shape): one per
@@ -98,7 +98,7 @@ async function jwtDirectory(instance: NatsInstanceRow): Promise<VolumeMount> {
   const name = natsArtefacts(instance.agentToken ?? '', instance.role).jwtMount;
   const version = await getBundleVersion();
   const [system, accounts] = await Promise.all([
-    ensureSystemAccount(),
+    systemAccountJwt(),
     instance.role === 'leaf' ? getAccountRows(instance.leafAccounts ?? []) : listAccountRows(),
   ]);
   const files = [

@@ -11,7 +11,7 @@ import {
   oweNatsHubRestart,
 } from '../store/nats.js';
 import { listAccountRows } from '../store/nats-accounts.js';
-import { ensureSystemAccount } from '../store/nats-identities.js';
+import { systemAccountJwt } from '../store/nats-identities.js';
 
 export const NATS_CONFIG_MAP = 'iofog-nats-config';
 export const NATS_JWT_BUNDLE = 'iofog-nats-jwt-bundle';
@@ -76,7 +76,7 @@ async function syncClusterRoutes(): Promise<void> {
  * full resolver never deletes an account, and the operator may keep its own).
  */
 async function syncJwtBundle(): Promise<void> {
-  const [system, applications] = await Promise.all([ensureSystemAccount(), listAccountRows()]);
+  const [system, applications] = await Promise.all([systemAccountJwt(), listAccountRows()]);
   const accounts = [system, ...applications];
   await editConfigMap(NATS_JWT_BUNDLE, (configMap) => {
     const data = { ...configMap.data };

@@ -92,6 +92,19 @@ export function ensureNatsOperator(): Promise<NatsIdentity> {
   return ensureIdentity(keys.natsOperator(), operatorName(), () => newOperator(operatorName()));
 }
 
+/** The operator's public key, read without opening its seed (made when there is none yet). */
+export async function natsOperatorKey(): Promise<string> {
+  return (
+    (await getItem<IdentityRow>(keys.natsOperator()))?.publicKey ?? (await ensureNatsOperator()).publicKey
+  );
+}
+
+/** The system account's key and JWT, read without opening its seed (made when there is none yet). */
+export async function systemAccountJwt(): Promise<{ publicKey: string; jwt: string }> {
+  const row = await getItem<IdentityRow>(keys.natsAccount(SYSTEM_ACCOUNT));
+  return row ?? ensureSystemAccount();
+}
+
 /**
  * A new operator in place of the current one (same name, new key), then the system account it signs.
  * Everything else the old operator signed is made again by its own reconcile.
