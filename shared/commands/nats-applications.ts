@@ -74,6 +74,8 @@ export async function reconcileApplicationNats(application: string, scope?: stri
     gone: plan.revoke,
     ...issued,
   });
+  // Its revocations gave the account a new key: its users are reissued under it.
+  if (after.rekeyed && !before.rekeyed) await reconcileApplicationNats(application, scope);
 }
 
 /** Revokes users (their keys into the account's revocations), removes them and tells the agents. */
@@ -94,6 +96,7 @@ export async function revokeUsers(application: string, users: UserRow[]): Promis
     added: [],
     reissued: [],
   });
+  if (change.rekeyed) await reconcileApplicationNats(application);
 }
 
 /** The digest of every rule the users and microservices name (the default user rule too). */

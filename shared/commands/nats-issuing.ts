@@ -144,7 +144,16 @@ async function createAccount(application: string, rule: AccountRule, operator: N
   return (await putNewAccount(row)) ? row : undefined;
 }
 
-/** Under a new operator the account gets a new key (old users then verify nowhere); else the same key. */
+/**
+ * Revocations an account keeps before it gets a new key instead: its item (and JWT) stays small, some
+ * 45 KB at most; the new key makes every earlier user verify nowhere, as the revocations did.
+ */
+export const MAX_REVOCATIONS = 300;
+
+/**
+ * Under a new operator, or past `MAX_REVOCATIONS`, the account gets a new key (users signed by the old
+ * one then verify nowhere, and its revocations start afresh); else the same key.
+ */
 async function resignedAccount(
   row: AccountRow,
   rule: AccountRule,
@@ -152,7 +161,9 @@ async function resignedAccount(
   enabled: boolean,
   revoked: string[],
 ): Promise<AccountRow> {
-  const rekey = row.operator !== operator.publicKey;
+  const rekey =
+    row.operator !== operator.publicKey ||
+    Object.keys(row.revocations).length + revoked.length > MAX_REVOCATIONS;
   const key = rekey ? newAccountKey() : undefined;
   const stamp = epochSeconds();
   const base = {

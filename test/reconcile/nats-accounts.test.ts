@@ -6,6 +6,8 @@ import {
 } from '../../shared/commands/applications.js';
 import { deleteMicroservice, updateMicroservice } from '../../shared/commands/microservices.js';
 import { rotateOperator } from '../../shared/commands/nats-accounts.js';
+import { revokeUsers } from '../../shared/commands/nats-applications.js';
+import { MAX_REVOCATIONS } from '../../shared/commands/nats-issuing.js';
 import {
   parseCreateApplicationBody,
   parsePatchMicroserviceBody,
@@ -16,7 +18,7 @@ import {
   getMicroservice,
 } from '../../shared/store/applications.js';
 import { getNatsInstance } from '../../shared/store/nats.js';
-import { getAccountRow, listUserRows } from '../../shared/store/nats-accounts.js';
+import { getAccountRow, listUserRows, type UserRow } from '../../shared/store/nats-accounts.js';
 import { givenAgent, givenMicroservice } from './fleet.js';
 import { newWorld, stopStore, type World } from './harness.js';
 
@@ -195,6 +197,45 @@ describe('the sweep', () => {
 
     // Assess
     expect(await outcome(world)).toEqual({ account: 'enabled', users: [], revoked: 2, leafLinks: [] });
+    world.dispose();
+  });
+});
+
+describe('an account that has revoked many users', () => {
+  it('gets a new key past MAX_REVOCATIONS: its revocations start afresh and its users are reissued', async () => {
+    // Prepare
+    const world = await newWorld({}, fleet);
+    await world.run(() =>
+      createApplication(parseCreateApplicationBody({ name: 'orders', natsConfig: { natsAccess: true } })),
+    );
+    await givenMicroservice(world, checkout);
+    await world.settle();
+    const before = await world.run(async () => (await getAccountRow('orders'))!);
+    const gone = Array.from({ length: MAX_REVOCATIONS + 1 }, (_, i) => ({
+      ...(before as unknown as UserRow),
+      name: `gone-${i}`,
+      kind: 'api' as const,
+      publicKey: `UGONE${String(i).padStart(51, 'A')}`,
+      version: 0,
+    }));
+
+    // Act
+    await world.run(() => revokeUsers('orders', gone));
+    await world.settle();
+
+    // Assess
+    const after = await world.run(async () => ({
+      account: (await getAccountRow('orders'))!,
+      users: await listUserRows('orders'),
+    }));
+    expect(after.account.publicKey).not.toBe(before.publicKey);
+    expect(after.account.revocations).toEqual({});
+    expect(
+      after.users.map((user) => [user.name, user.accountKey === after.account.publicKey]).sort(),
+    ).toEqual([
+      ['checkout', true],
+      ['leaf-fog', true],
+    ]);
     world.dispose();
   });
 });
