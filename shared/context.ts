@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Config, processConfig } from './config.js';
 import { cloudWatchObserver } from './metrics/cloudwatch.js';
-import type { OperationObserver } from './metrics/operations.js';
+import type { OperationObserver } from './metrics/observer.js';
 
 /** The AWS services whose clients a context builds. */
 export type AwsService = 'dynamodb' | 'sqs';

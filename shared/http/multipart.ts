@@ -1,7 +1,7 @@
 import { Busboy } from '@fastify/busboy';
+import type { APIGatewayProxyEventV2 as ApiEvent } from 'aws-lambda';
 import { MAX_YAML_BYTES } from '../domain/yaml.js';
 import { UnsupportedMediaTypeError, ValidationError } from '../errors.js';
-import type { ApiEvent } from './api.js';
 
 /** One part of a multipart body: a plain field's text or a file's bytes. */
 export interface MultipartPart {

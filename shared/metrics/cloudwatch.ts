@@ -1,5 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { CountedEvent, OperationObserver } from './operations.js';
+import type { CountedEvent, OperationObserver } from './observer.js';
 
 const EVENT_METRICS: Record<CountedEvent, string> = {
   'router reconcile': 'RouterReconciles',

@@ -1,5 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { currentContext } from '../context.js';
+import type { CallFigures, CountedEvent, OperationFigures, OperationObserver } from './observer.js';
+
+export type { CallFigures, CountedEvent, OperationFigures, OperationObserver };
 
 /**
  * What fogbridge measures of its own work, in one place: each operation (an API route, a queue record,
@@ -7,46 +10,6 @@ import { currentContext } from '../context.js';
  * Where the figures go is the context's observer: CloudWatch metrics in Lambda (see cloudwatch.ts), the
  * embedded runtime's counters when it is given one, nowhere without one (then nothing is measured).
  */
-
-/** What one operation cost. */
-export interface OperationFigures {
-  /** DynamoDB and SQS calls made inside it. */
-  calls: number;
-  /**
-   * The longest chain of those calls made one after another (each started after the one before it had
-   * answered): the round trips a caller waits for when every call crosses a network. Calls made side by
-   * side count once.
-   */
-  sequentialCalls: number;
-  /** DynamoDB read and write capacity units its calls consumed, as DynamoDB reported them. */
-  readUnits: number;
-  writeUnits: number;
-  /** SQS messages it sent. */
-  messages: number;
-  durationMs: number;
-  /** Events counted inside it (`router reconcile`, `hub write`), by name. */
-  events: Record<string, number>;
-}
-
-/** One DynamoDB or SQS call, as the client's middleware saw it. */
-export interface CallFigures {
-  service: 'dynamodb' | 'sqs';
-  /** The command's name (`GetItemCommand`, `SendMessageBatchCommand`, ...). */
-  command: string;
-  readUnits: number;
-  writeUnits: number;
-  messages: number;
-}
-
-export interface OperationObserver {
-  operation(kind: string, figures: OperationFigures): void;
-  call(figures: CallFigures): void;
-  /** A named step inside an operation took `durationMs`. */
-  step(name: string, durationMs: number): void;
-}
-
-/** Events worth counting: a router's entries computed (not skipped as covered), the hub document written. */
-export type CountedEvent = 'router reconcile' | 'hub write';
 
 type Scope = Omit<OperationFigures, 'durationMs'> & {
   /** The longest chain among the calls that have answered so far (a call started now would extend it). */

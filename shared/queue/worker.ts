@@ -5,7 +5,7 @@ import { config } from '../context.js';
 import { parseWith } from '../domain/validation.js';
 import { logger } from '../log/logger.js';
 import { observeOperation } from '../metrics/operations.js';
-import { withReadSnapshot } from '../store/snapshot.js';
+import { withReadSnapshot } from '../store/read-snapshot.js';
 
 export interface FifoWorker<M> {
   /** What a record is measured as (operations.ts): `service reconcile`, `fog reconcile`. */

@@ -18,6 +18,7 @@ import { batchGetItems, batchWriteItems, keys } from '../store/client.js';
 import { SYSTEM_ACCOUNT } from '../store/nats-identities.js';
 import { forgetPendingSites } from '../store/pending-sites.js';
 import { type PlatformStatusRow, platformStatusOf, putPlatformStatus } from '../store/platform.js';
+import { withReadSnapshot } from '../store/read-snapshot.js';
 import { markRouterRequestsCompleted, type RouterRequestsRow } from '../store/router-requests.js';
 import {
   type DefaultRouterRow,
@@ -27,7 +28,7 @@ import {
   serviceEntryKeys,
 } from '../store/routers.js';
 import type { ServiceRow } from '../store/services.js';
-import { outsideReadSnapshot, withReadSnapshot } from '../store/snapshot.js';
+import { outsideReadSnapshot } from '../store/snapshot.js';
 import { recordTokenIntent } from '../store/token-index.js';
 import { reconcileNats } from './nats.js';
 import { reconcileNatsRequest } from './nats-requests.js';

@@ -10,10 +10,10 @@ import {
   deleteNatsInstance,
   type NatsInstanceRow,
   type NatsMicroserviceSpec,
+  type NatsRole,
   putNatsInstance,
 } from '../store/nats.js';
 import { deleteSystemUser } from '../store/nats-identities.js';
-import type { Role } from './nats.js';
 import { revokeLeafLinks } from './nats-agent-accounts.js';
 
 export const portsOf = (agent: AgentRow) => agent.natsPorts ?? DEFAULT_NATS_PORTS;
@@ -26,7 +26,7 @@ export const portsOf = (agent: AgentRow) => agent.natsPorts ?? DEFAULT_NATS_PORT
 /** The NATS microservice: ports 1:1, the NATS image's environment, its mounts. */
 export function instanceRow(
   agent: AgentRow,
-  role: Role,
+  role: NatsRole,
   template: string,
   artefacts: NatsArtefacts,
   certificates: string[],

@@ -30,6 +30,7 @@ import {
   listNatsServers,
   type NatsHubRow,
   type NatsInstanceRow,
+  type NatsRole,
   type NatsServerRow,
   putNatsServer,
 } from '../store/nats.js';
@@ -50,7 +51,7 @@ import {
 import { deliver, instanceRow, portsOf, removeNatsInstance, removeStaleArtefacts } from './nats-instance.js';
 import { ensureCertificate, fleetCertificateAuthority } from './platform.js';
 
-export type Role = NatsInstanceRow['role'];
+type Role = NatsRole;
 
 /**
  * The NATS step of an agent's fog reconcile: from the agent row, the hub record, the fleet's NATS

@@ -3,7 +3,7 @@ import { buildKubernetesService } from '../domain/kubernetes-service.js';
 import { ReconcileError } from '../errors.js';
 import { applyKubernetesService, awaitLoadBalancerIngress } from '../k8s/services.js';
 import { replaceServiceRow, type ServiceRow } from '../store/services.js';
-import type { Work } from './service.js';
+import type { Work } from './service-work.js';
 
 /** The Kubernetes Service a service gets on a Kubernetes control plane, in front of the hub router. */
 

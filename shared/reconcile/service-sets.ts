@@ -5,7 +5,7 @@ import type { Applied } from '../store/applied.js';
 import { batchGetItems, keys } from '../store/client.js';
 import { isConvergedService, type ServiceRow } from '../store/services.js';
 import { syncTokenIndex } from '../store/token-index.js';
-import type { Work } from './service.js';
+import type { Work } from './service-work.js';
 
 /** A service's distribution sets: the listener every agent selecting it holds, once per token. */
 

@@ -36,6 +36,7 @@ import {
 import { keys } from '../store/client.js';
 import { markSelectingSitesPending } from '../store/pending-sites.js';
 import { claimBridgePort } from '../store/ports.js';
+import { withReadSnapshot } from '../store/read-snapshot.js';
 import { forgetReference, referenceTarget } from '../store/references.js';
 import { type DefaultRouterRow, getDefaultRouter, serviceEntryKeys } from '../store/routers.js';
 import {
@@ -45,22 +46,14 @@ import {
   replaceServiceRow,
   type ServiceRow,
 } from '../store/services.js';
-import { withReadSnapshot } from '../store/snapshot.js';
 import { reconcileRouterForService, type ServiceEntriesResult } from './router-write.js';
 import { convergeKubernetesService, needsKubernetesService } from './service-kubernetes.js';
 import { syncServiceSets } from './service-sets.js';
+import type { Work } from './service-work.js';
+
+export type { Work };
 
 /** What one reconcile works from: the row, the default router and where the row was applied before. */
-export interface Work {
-  row: ServiceRow;
-  defaultRouter: DefaultRouterRow | undefined;
-  hubKey: string | undefined;
-  /** Tokens indexed and routers asked for this name, by this or any earlier reconcile. */
-  applied: Applied;
-  /** The connector site the row was last applied to (a moved connector leaves it). */
-  previousSite: string | null;
-}
-
 /** The backend as resolved now: the connector's site, and the agent and microservice behind it. */
 export interface Backend {
   siteKey: string | null;

@@ -20,6 +20,7 @@ import {
   releaseBridgePort,
   returnToAllocator,
 } from '../store/ports.js';
+import { withReadSnapshot } from '../store/read-snapshot.js';
 import { getRouterRequests } from '../store/router-requests.js';
 import { type DefaultRouterRow, getDefaultRouter } from '../store/routers.js';
 import {
@@ -28,7 +29,6 @@ import {
   listServiceRowPage,
   type ServiceRow,
 } from '../store/services.js';
-import { withReadSnapshot } from '../store/snapshot.js';
 import { getDriftCursor, putDriftCursor } from '../store/sweep-cursors.js';
 import { hubDriftedInWindows, routerDrifted } from './drift.js';
 import { servicesWithDriftedSets } from './service-sets.js';

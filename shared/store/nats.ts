@@ -97,9 +97,12 @@ export async function deleteNatsServer(agentUuid: string): Promise<void> {
  * mode change or the agent's removal finds what to delete without its row) and the microservice Edgelet
  * runs, minus the JetStream key (read from its sealed mount when delivered).
  */
+/** What an agent's NATS process is: the hub, another server, or a leaf. */
+export type NatsRole = 'hub' | 'server' | 'leaf';
+
 export interface NatsInstanceRow {
   agentUuid: string;
-  role: 'hub' | 'server' | 'leaf';
+  role: NatsRole;
   template: string;
   certificates: string[];
   mounts: string[];

@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { batchGetItems } from './client.js';
 
 /** An item as the document client reads and writes it (the middleware runs before marshalling). */
 type StoredItem = Record<string, unknown>;
@@ -18,7 +17,8 @@ const snapshotScope = new AsyncLocalStorage<Snapshot>();
 const keyString = (key: StoredItem | undefined) => (key ? `${String(key.PK)}\u0000${String(key.SK)}` : '');
 
 /**
- * Runs `work` with the items at `itemKeys` read up front in one consistent batch: a GetItem of one of
+ * Runs `work` with the items at `itemKeys` read up front by `read` (one consistent batch read through
+ * the store's client, whose middleware fills the snapshot with its answers; see read-snapshot.ts): a GetItem of one of
  * them inside `work` is answered from that read instead of a call of its own. A write to one of them
  * keeps the snapshot true: a put that succeeded (alone or in a batch write) becomes the item read, a
  * batch delete makes it absent, any other write (or a put that failed, say a lost conditional create)
@@ -27,8 +27,9 @@ const keyString = (key: StoredItem | undefined) => (key ? `${String(key.PK)}\u00
  * one; reading them a little earlier changes nothing, since every write it makes is conditioned on what
  * it read or owned by it alone.
  */
-export async function withReadSnapshot<T>(
+export async function openReadSnapshot<T>(
   itemKeys: readonly { PK: string; SK: string }[],
+  read: (itemKeys: readonly { PK: string; SK: string }[]) => Promise<unknown>,
   work: () => Promise<T>,
   options: { onReadFailed?: (error: unknown) => void } = {},
 ): Promise<T> {
@@ -40,7 +41,7 @@ export async function withReadSnapshot<T>(
     : itemKeys;
   return snapshotScope.run(snapshot, async () => {
     try {
-      if (unread.length > 0) await batchGetItems(unread);
+      if (unread.length > 0) await read(unread);
     } catch (error) {
       // With `onReadFailed` the read is only an optimisation: `work` reads for itself instead.
       if (!options.onReadFailed) throw error;

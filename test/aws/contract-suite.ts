@@ -28,6 +28,7 @@ import type * as CredentialsModule from '../../shared/store/credentials.js';
 import type * as LockModule from '../../shared/store/lock.js';
 import type * as PortsModule from '../../shared/store/ports.js';
 import type * as QueryModule from '../../shared/store/query.js';
+import type * as ReadSnapshotModule from '../../shared/store/read-snapshot.js';
 import type * as RouterRequestsModule from '../../shared/store/router-requests.js';
 import type * as RoutersModule from '../../shared/store/routers.js';
 import type * as ServicesModule from '../../shared/store/services.js';
@@ -155,7 +156,10 @@ export function defineContractSuite(
     let publishers: typeof PublishersModule;
     let applied: typeof AppliedModule;
     let secrets: typeof SecretsModule;
-    let snapshot: typeof SnapshotModule;
+    // The read snapshot: opened by read-snapshot.ts, consulted through snapshot.ts.
+    let snapshot: typeof SnapshotModule & typeof ReadSnapshotModule;
+    let snapshotState: typeof SnapshotModule;
+    let readSnapshot: typeof ReadSnapshotModule;
     let worker: typeof WorkerModule;
 
     beforeAll(async () => {
@@ -216,7 +220,8 @@ export function defineContractSuite(
         publishers,
         applied,
         secrets,
-        snapshot,
+        snapshotState,
+        readSnapshot,
         worker,
         routerRequests,
       ] = await Promise.all([
@@ -234,9 +239,11 @@ export function defineContractSuite(
         import('../../shared/store/applied.js'),
         import('../../shared/secrets.js'),
         import('../../shared/store/snapshot.js'),
+        import('../../shared/store/read-snapshot.js'),
         import('../../shared/queue/worker.js'),
         import('../../shared/store/router-requests.js'),
       ]);
+      snapshot = { ...snapshotState, ...readSnapshot };
       // A router's config and its request counters, kept in two modules, under one name here.
       routers = { ...routerConfigs, ...routerRequests };
     }, 600_000);
