@@ -1,3 +1,5 @@
+import { DEFAULT_ROUTER_PORTS } from './agent-schema.js';
+import { DEFAULT_ROUTER, hubRouterKey } from './placement.js';
 import type { RouterMode } from './router-objects.js';
 
 /**
@@ -81,6 +83,50 @@ export interface Upstream {
   host: string;
   interRouterPort: number;
   edgeRouterPort: number;
+}
+
+/** A router an agent may name as its upstream, as far as dialling it goes. */
+export interface UpstreamCandidate {
+  uuid: string;
+  host: string | null;
+  routerMode: RouterMode;
+  interRouterPort: number | null;
+  edgeRouterPort: number | null;
+}
+
+/** The default router as upstreams dial it: where it listens, and the agent it is (null: standalone). */
+export interface DefaultRouterLinkEnd {
+  host: string;
+  interRouterPort: number | null;
+  edgeRouterPort: number | null;
+  agentUuid: string | null;
+}
+
+/**
+ * The routers an agent dials, in the order it names them — the one rule both its router config and the
+ * topology follow: `default-router` is the default router as registered (the system agent's router, or
+ * the one PUT /api/v3/router describes; never the agent itself), any other key an agent router that is
+ * interior and has a host (not the agent itself). A router without a port listens on the default one.
+ */
+export function upstreamRouters(
+  agent: { uuid: string; upstreamRouters: readonly string[] },
+  defaultRouter: DefaultRouterLinkEnd | undefined,
+  agentRouter: (uuid: string) => UpstreamCandidate | undefined,
+): Upstream[] {
+  const ports = (router: { interRouterPort: number | null; edgeRouterPort: number | null }) => ({
+    interRouterPort: router.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
+    edgeRouterPort: router.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
+  });
+  return agent.upstreamRouters.flatMap((key): Upstream[] => {
+    if (key === DEFAULT_ROUTER) {
+      const hubKey = hubRouterKey(defaultRouter);
+      if (!defaultRouter || !hubKey || hubKey === agent.uuid) return [];
+      return [{ key: hubKey, host: defaultRouter.host, ...ports(defaultRouter) }];
+    }
+    const upstream = agentRouter(key);
+    if (!upstream?.host || upstream.routerMode !== 'interior' || upstream.uuid === agent.uuid) return [];
+    return [{ key: upstream.uuid, host: upstream.host, ...ports(upstream) }];
+  });
 }
 
 function profile(name: string): SslProfile {

@@ -1,8 +1,8 @@
-import { DEFAULT_ROUTER_PORTS, type NatsMode } from './agent-schema.js';
+import type { NatsMode } from './agent-schema.js';
 import { DEFAULT_NATS_PORTS } from './nats-conf.js';
 import { DEFAULT_NATS_HUB, DEFAULT_ROUTER } from './placement.js';
 import type { RouterMode } from './router-objects.js';
-import type { RouterSiteConfig } from './router-site.js';
+import { type RouterSiteConfig, upstreamRouters } from './router-site.js';
 import type { SiteRole, SiteState } from './service-sites.js';
 
 /**
@@ -166,38 +166,18 @@ export function routerLinks(
   defaultRouter: TopologyDefaultRouter | undefined,
   dialers: Iterable<TopologyAgent> = agents.values(),
 ): RouterLink[] {
-  const hubKey = defaultRouter ? (defaultRouter.agentUuid ?? DEFAULT_ROUTER) : undefined;
   const links: RouterLink[] = [];
   for (const agent of dialers) {
     if (agent.routerMode === 'none') continue;
     const role = agent.routerMode === 'edge' ? 'edge' : 'inter-router';
-    const portOf = (router: { interRouterPort: number | null; edgeRouterPort: number | null }) =>
-      role === 'edge'
-        ? (router.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort)
-        : (router.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort);
-    for (const key of agent.upstreamRouters) {
-      if (key === DEFAULT_ROUTER) {
-        if (!defaultRouter || !hubKey || hubKey === agent.uuid) continue;
-        links.push({
-          kind: 'router',
-          from: agent.uuid,
-          to: hubKey,
-          role,
-          host: defaultRouter.host,
-          port: portOf(defaultRouter),
-          held: null,
-        });
-        continue;
-      }
-      const upstream = agents.get(key);
-      if (!upstream?.host || upstream.routerMode !== 'interior' || upstream.uuid === agent.uuid) continue;
+    for (const upstream of upstreamRouters(agent, defaultRouter, (uuid) => agents.get(uuid))) {
       links.push({
         kind: 'router',
         from: agent.uuid,
-        to: upstream.uuid,
+        to: upstream.key,
         role,
         host: upstream.host,
-        port: portOf(upstream),
+        port: role === 'edge' ? upstream.edgeRouterPort : upstream.interRouterPort,
         held: null,
       });
     }

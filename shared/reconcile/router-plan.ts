@@ -27,8 +27,9 @@ import {
   buildRouterSiteConfig,
   routerCertificateSpecs,
   type Upstream,
+  upstreamRouters,
 } from '../domain/router-site.js';
-import { type AgentRow, getAgentRow } from '../store/agents.js';
+import { type AgentRow, getAgentRow, getAgentRows } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
 import { getCertificate } from '../store/certificates.js';
 import { batchGetItems, keys } from '../store/client.js';
@@ -314,33 +315,15 @@ export async function desiredSite(agent: AgentRow, defaultRouter: DefaultRouterR
   return { config: site, certificates };
 }
 
-/**
- * The routers an agent dials: `default-router` is the default router as registered (the system agent's
- * router, or the one PUT /api/v3/router describes), any other key an interior agent with a host.
- */
+/** The routers an agent dials (`upstreamRouters`), the agent upstreams it names read from the store. */
 export async function upstreamsOf(
   agent: AgentRow,
   defaultRouter: DefaultRouterRow | undefined,
 ): Promise<Upstream[]> {
-  const upstreams: Upstream[] = [];
-  for (const key of agent.upstreamRouters) {
-    if (key === DEFAULT_ROUTER) {
-      const hubKey = hubRouterKey(defaultRouter);
-      if (!defaultRouter || !hubKey || hubKey === agent.uuid) continue;
-      upstreams.push({ key: hubKey, host: defaultRouter.host, ...pick(defaultRouter) });
-      continue;
-    }
-    const upstream = await getAgentRow(key);
-    if (!upstream?.host || upstream.routerMode !== 'interior' || upstream.uuid === agent.uuid) continue;
-    upstreams.push({ key: upstream.uuid, host: upstream.host, ...pick(upstream) });
-  }
-  return upstreams;
+  const named = agent.upstreamRouters.filter((key) => key !== DEFAULT_ROUTER);
+  const rows = named.length > 0 ? await getAgentRows(named) : new Map<string, AgentRow>();
+  return upstreamRouters(agent, defaultRouter, (uuid) => rows.get(uuid));
 }
-
-export const pick = (router: { interRouterPort: number | null; edgeRouterPort: number | null }) => ({
-  interRouterPort: router.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
-  edgeRouterPort: router.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
-});
 
 /**
  * The bridge entries stored under a router, computed from the store alone: listeners for the services

@@ -26,19 +26,13 @@ import type { ServiceReconcileMessage } from '../queue/messages.js';
 import { askRoutersForService } from '../queue/publishers.js';
 import { type AgentRow, getAgentRow, listAgentUuidsByToken } from '../store/agents.js';
 import { getMicroservice } from '../store/applications.js';
-import {
-  type Applied,
-  forgetApplied,
-  getApplied,
-  recordApplied,
-  removeAppliedIfEmpty,
-} from '../store/applied.js';
+import { forgetApplied, getApplied, recordApplied, removeAppliedIfEmpty } from '../store/applied.js';
 import { keys } from '../store/client.js';
 import { markSelectingSitesPending } from '../store/pending-sites.js';
 import { claimBridgePort } from '../store/ports.js';
 import { withReadSnapshot } from '../store/read-snapshot.js';
 import { forgetReference, referenceTarget } from '../store/references.js';
-import { type DefaultRouterRow, getDefaultRouter, serviceEntryKeys } from '../store/routers.js';
+import { getDefaultRouter, serviceEntryKeys } from '../store/routers.js';
 import {
   getServiceRow,
   recordServiceStatus,
