@@ -19,6 +19,50 @@ export interface DesiredBridges {
   connectors: TcpConnector[];
 }
 
+/** The two maps of managed bridge entries. */
+export type BridgeMap = 'tcpListeners' | 'tcpConnectors';
+
+/** Changes to a router's stored entries: entries to put, and entries (by map and name) to delete. */
+export interface RouterEntryChanges {
+  put: { map: BridgeMap; entry: TcpListener | TcpConnector }[];
+  remove: { map: BridgeMap; name: string }[];
+}
+
+/**
+ * The router model's one comparison of entries: whether two (a held one and a wanted one, either
+ * absent) are the same entry, field for field whatever the key order.
+ */
+export function sameEntry(
+  a: TcpListener | TcpConnector | undefined,
+  b: TcpListener | TcpConnector | undefined,
+): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+/** What turns `stored` entries into `desired` ones: every put and delete, nothing else. */
+export function entryChanges(stored: DesiredBridges, desired: DesiredBridges): RouterEntryChanges {
+  const changes: RouterEntryChanges = { put: [], remove: [] };
+  for (const map of ['tcpListeners', 'tcpConnectors'] as const) {
+    const of = (bridges: DesiredBridges) => (map === 'tcpListeners' ? bridges.listeners : bridges.connectors);
+    const held = new Map<string, TcpListener | TcpConnector>(of(stored).map((entry) => [entry.name, entry]));
+    const wanted = new Map<string, TcpListener | TcpConnector>(
+      of(desired).map((entry) => [entry.name, entry]),
+    );
+    for (const [name, entry] of wanted)
+      if (!sameEntry(held.get(name), entry)) changes.put.push({ map, entry });
+    for (const name of held.keys()) if (!wanted.has(name)) changes.remove.push({ map, name });
+  }
+  return changes;
+}
+
+/** Whether a service's held entries on a router (either absent) are the ones it wants there. */
+export function sameServiceEntries(
+  held: { listener?: TcpListener; connector?: TcpConnector },
+  wanted: { listener?: TcpListener; connector?: TcpConnector },
+): boolean {
+  return sameEntry(held.listener, wanted.listener) && sameEntry(held.connector, wanted.connector);
+}
+
 /** The config a hub (default router) starts with: both maps present, as the seed's hub document shows. */
 export function emptyHubRouterConfig(): RouterConfig {
   return { bridges: { tcpListeners: {}, tcpConnectors: {} } };

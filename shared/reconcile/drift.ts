@@ -1,4 +1,4 @@
-import { canonicalJson, type DesiredBridges } from '../domain/router-config.js';
+import { type DesiredBridges, sameEntry, sameServiceEntries } from '../domain/router-config.js';
 import { applyDesiredToSkrouterd } from '../domain/skrouterd.js';
 import { readHubConfigMap } from '../k8s/hub-configmap.js';
 import { batchGetItems, keys } from '../store/client.js';
@@ -83,7 +83,7 @@ export async function hubDriftedInWindows(
     if (row && !isConvergedService(row)) continue;
     const wanted = await wantedEntries(router, row);
     const want = map === 'tcpListeners' ? wanted.listener : wanted.connector;
-    if (canonicalJson(want) !== canonicalJson(entry)) suspects.add(service);
+    if (!sameEntry(want, entry)) suspects.add(service);
   }
   // A suspect is read again, its row and its entries together: a reconcile may have moved both since
   // (and the window of services comes from an index, which may lag the rows).
@@ -102,8 +102,5 @@ async function entriesDiffer(
   stored: DesiredBridges,
 ): Promise<boolean> {
   const wanted = await wantedEntries(router, row);
-  return (
-    canonicalJson(wanted.listener) !== canonicalJson(stored.listeners[0]) ||
-    canonicalJson(wanted.connector) !== canonicalJson(stored.connectors[0])
-  );
+  return !sameServiceEntries({ listener: stored.listeners[0], connector: stored.connectors[0] }, wanted);
 }

@@ -16,6 +16,7 @@ import {
   canonicalJson,
   composeRouterConfig,
   type DesiredBridges,
+  entryChanges,
   initialRouterConfig,
   type RouterConfig,
   sameRouterConfig,
@@ -36,7 +37,6 @@ import { batchGetItems, keys } from '../store/client.js';
 import {
   type DefaultRouterRow,
   entriesFromItems,
-  entryChanges,
   getRouterConfig,
   type RouterBaseParts,
   type RouterConfigRow,

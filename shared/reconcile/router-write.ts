@@ -1,6 +1,12 @@
 import { config } from '../context.js';
 import { hubRouterKey, type PlacedMicroservice, type RouterEntries } from '../domain/placement.js';
-import { canonicalJson, type DesiredBridges, type RouterConfig } from '../domain/router-config.js';
+import {
+  type DesiredBridges,
+  entryChanges,
+  type RouterConfig,
+  type RouterEntryChanges,
+  sameServiceEntries,
+} from '../domain/router-config.js';
 import { connectorName, listenerName } from '../domain/router-objects.js';
 import { ContentionError } from '../errors.js';
 import { faultPoint } from '../faults.js';
@@ -16,11 +22,9 @@ import { changeCounterNow, markSitePending, type PendingScope } from '../store/p
 import {
   basePartsOf,
   type DefaultRouterRow,
-  entryChanges,
   getDefaultRouter,
   markStartTold,
   putRouterParts,
-  type RouterEntryChanges,
 } from '../store/routers.js';
 import { getServiceRow, type ServiceRow } from '../store/services.js';
 import { outsideReadSnapshot } from '../store/snapshot.js';
@@ -250,8 +254,7 @@ async function stillPlaced(
       listener: desired.listeners.find((entry) => entry.name === listenerName(name)),
       connector: desired.connectors.find((entry) => entry.name === connectorName(name)),
     };
-    if (canonicalJson(wanted.listener) !== canonicalJson(written.listener)) return false;
-    if (canonicalJson(wanted.connector) !== canonicalJson(written.connector)) return false;
+    if (!sameServiceEntries(wanted, written)) return false;
   }
   return true;
 }
@@ -286,36 +289,41 @@ export async function reconcileRouterForService(
   let row = service;
   let stored = known.stored;
   let microservice = known.microservice;
-  for (let round = 0; ; round++) {
-    const expected = await wantedEntries(router, row, { microservice });
-    const { entriesWritten, ...result } = await writeServiceEntriesOnce(
-      router,
-      serviceName,
-      expected,
-      stored,
-      defaultRouter,
-    );
-    if (!result.written) return result;
-    // The row this was computed from may have changed while it was written (another writer of this
-    // router saw the newer row, found nothing to do, and finished first): what was written stands only
-    // if the row read now wants the same. The agent is told of the write meanwhile (a full write told
-    // it already).
-    const [fresh] = await Promise.all([
-      outsideReadSnapshot(() => getServiceRow(serviceName)),
-      entriesWritten && router.agent
-        ? tellAgentOfChange(router.agent.uuid, { service: serviceName }, [])
-        : undefined,
-    ]);
-    const wanted = await wantedEntries(router, fresh);
-    if (canonicalJson(wanted) === canonicalJson(expected)) return result;
-    if (round >= 20)
-      throw new ContentionError(
-        `Service ${serviceName} kept changing under reconcile of ${routerKey}; will retry`,
+  return retryOnConflict(
+    async () => {
+      const expected = await wantedEntries(router, row, { microservice });
+      const { entriesWritten, ...result } = await writeServiceEntriesOnce(
+        router,
+        serviceName,
+        expected,
+        stored,
+        defaultRouter,
       );
-    row = fresh;
-    stored = undefined;
-    microservice = undefined;
-  }
+      if (!result.written) return result;
+      // The row this was computed from may have changed while it was written (another writer of this
+      // router saw the newer row, found nothing to do, and finished first): what was written stands only
+      // if the row read now wants the same. The agent is told of the write meanwhile (a full write told
+      // it already).
+      const [fresh] = await Promise.all([
+        outsideReadSnapshot(() => getServiceRow(serviceName)),
+        entriesWritten && router.agent
+          ? tellAgentOfChange(router.agent.uuid, { service: serviceName }, [])
+          : undefined,
+      ]);
+      if (sameServiceEntries(await wantedEntries(router, fresh), expected)) return result;
+      row = fresh;
+      stored = undefined;
+      microservice = undefined;
+      return CONFLICT;
+    },
+    {
+      times: 21,
+      exhausted: () =>
+        new ContentionError(
+          `Service ${serviceName} kept changing under reconcile of ${routerKey}; will retry`,
+        ),
+    },
+  );
 }
 
 /**

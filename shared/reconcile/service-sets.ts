@@ -1,5 +1,5 @@
 import { listenerSetsOfService, selectedListener } from '../domain/placement.js';
-import { canonicalJson } from '../domain/router-config.js';
+import { sameEntry } from '../domain/router-config.js';
 import type { TcpListener } from '../domain/router-objects.js';
 import type { Applied } from '../store/applied.js';
 import { batchGetItems, keys } from '../store/client.js';
@@ -44,8 +44,7 @@ export async function servicesWithDriftedSets(rows: readonly ServiceRow[]): Prom
     entries
       .filter(
         ({ row }, index) =>
-          !found.has(index) ||
-          canonicalJson(found.get(index)?.listener) !== canonicalJson(selectedListener(row)),
+          !found.has(index) || !sameEntry(found.get(index)?.listener, selectedListener(row)),
       )
       .map(({ row }) => row),
   );
@@ -64,7 +63,5 @@ export async function setsDiffer(
   const found = await batchGetItems<{ listener?: TcpListener }>(
     sets.map((set) => keys.serviceToken(set, name)),
   );
-  return sets.some(
-    (_, index) => !found.has(index) || canonicalJson(found.get(index)?.listener) !== canonicalJson(listener),
-  );
+  return sets.some((_, index) => !found.has(index) || !sameEntry(found.get(index)?.listener, listener));
 }

@@ -15,7 +15,7 @@ import {
   siteKeyFor,
   storedEntriesFor,
 } from '../domain/placement.js';
-import { canonicalJson } from '../domain/router-config.js';
+import { sameEntry } from '../domain/router-config.js';
 import { connectorName, listenerName } from '../domain/router-objects.js';
 import { ReconcileError } from '../errors.js';
 import { type FaultPoint, faultPoint } from '../faults.js';
@@ -255,7 +255,7 @@ function hubMismatch(name: string, held: RouterEntries, expected: RouterEntries)
     ['listener', listenerName(name)],
     ['connector', connectorName(name)],
   ] as const) {
-    if (canonicalJson(held[kind]) === canonicalJson(expected[kind])) continue;
+    if (sameEntry(held[kind], expected[kind])) continue;
     return expected[kind] ? `Hub does not hold ${entryName} as desired yet` : `Hub still lists ${entryName}`;
   }
   return undefined;

@@ -3,11 +3,12 @@ import { config } from '../context.js';
 import { listenerSetsOfAgent } from '../domain/placement.js';
 import {
   applyDesiredBridges,
-  canonicalJson,
+  type BridgeMap,
   composeRouterConfig,
   type DesiredBridges,
   initialRouterConfig,
   type RouterConfig,
+  type RouterEntryChanges,
 } from '../domain/router-config.js';
 import {
   connectorName,
@@ -135,8 +136,6 @@ export interface StoredRouter {
   entries: DesiredBridges;
 }
 
-export type BridgeMap = 'tcpListeners' | 'tcpConnectors';
-
 interface RouterEntryItem {
   SK: string;
   entry: TcpListener | TcpConnector;
@@ -250,12 +249,6 @@ export async function readRouterConfig(
   return composeRouterConfig(stored.row?.config ?? initialRouterConfig(isHub), stored.entries, selected);
 }
 
-/** Changes to a router's stored entries: entries to put, and entries (by map and name) to delete. */
-export interface RouterEntryChanges {
-  put: { map: BridgeMap; entry: TcpListener | TcpConnector }[];
-  remove: { map: BridgeMap; name: string }[];
-}
-
 /**
  * Writes a router's changed entries, then its base item if nobody wrote it since `expectedVersion` was
  * read (0 = not yet created). The base carries no managed entry. Returns false on a lost race: the
@@ -290,26 +283,6 @@ export async function putRouterParts(
     changes.remove.map(({ map, name }) => keys.routerEntry(routerKey, map, name)),
   );
   return putRouterConfig(routerKey, stripped, expectedVersion, parts);
-}
-
-/** What turns `stored` entries into `desired` ones: every put and delete, nothing else. */
-export function entryChanges(stored: DesiredBridges, desired: DesiredBridges): RouterEntryChanges {
-  const changes: RouterEntryChanges = { put: [], remove: [] };
-  for (const map of ['tcpListeners', 'tcpConnectors'] as const) {
-    const pick = (bridges: DesiredBridges) =>
-      map === 'tcpListeners' ? bridges.listeners : bridges.connectors;
-    const held = new Map<string, TcpListener | TcpConnector>(
-      pick(stored).map((entry) => [entry.name, entry]),
-    );
-    const wanted = new Map<string, TcpListener | TcpConnector>(
-      pick(desired).map((entry) => [entry.name, entry]),
-    );
-    for (const [name, entry] of wanted) {
-      if (canonicalJson(held.get(name)) !== canonicalJson(entry)) changes.put.push({ map, entry });
-    }
-    for (const name of held.keys()) if (!wanted.has(name)) changes.remove.push({ map, name });
-  }
-  return changes;
 }
 
 /**
