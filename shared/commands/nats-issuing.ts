@@ -13,6 +13,8 @@ import {
   MICROSERVICE_USER_RULE,
   type UserRule,
 } from '../domain/nats-rules.js';
+import { ContentionError } from '../errors.js';
+import { CONFLICT, retryOnConflict } from '../retry.js';
 import type { ApplicationRow } from '../store/applications.js';
 import {
   type AccountRow,
@@ -97,31 +99,37 @@ export async function convergeAccount(
 ): Promise<AccountChange> {
   const [rule, operatorKey] = await Promise.all([accountRuleOf(app), natsOperatorKey()]);
   const enabled = app?.natsAccess === true;
-  for (let attempt = 0; attempt < 8; attempt++) {
-    const row = await getAccountRow(application);
-    if (!row && !enabled) return { account: undefined, changed: false, rekeyed: false, relinked: false };
-    const fresh = revoked.filter((key) => row?.revocations[key] === undefined);
-    if (row && accountCurrent(row, rule, operatorKey, enabled) && fresh.length === 0) {
-      return { account: row, changed: false, rekeyed: false, relinked: false };
-    }
-    // Something is to be signed: only now is the operator's seed opened.
-    const operator = await ensureNatsOperator();
-    if (!row) {
-      const created = await createAccount(application, rule, operator);
-      if (created) return { account: created, changed: true, rekeyed: false, relinked: true };
-      continue;
-    }
-    const next = await resignedAccount(row, rule, operator, enabled, fresh);
-    if (await replaceAccount(next, row)) {
+  return retryOnConflict(
+    async (): Promise<AccountChange | typeof CONFLICT> => {
+      const row = await getAccountRow(application);
+      if (!row && !enabled) return { account: undefined, changed: false, rekeyed: false, relinked: false };
+      const fresh = revoked.filter((key) => row?.revocations[key] === undefined);
+      if (row && accountCurrent(row, rule, operatorKey, enabled) && fresh.length === 0) {
+        return { account: row, changed: false, rekeyed: false, relinked: false };
+      }
+      // Something is to be signed: only now is the operator's seed opened.
+      const operator = await ensureNatsOperator();
+      if (!row) {
+        const created = await createAccount(application, rule, operator);
+        return created ? { account: created, changed: true, rekeyed: false, relinked: true } : CONFLICT;
+      }
+      const next = await resignedAccount(row, rule, operator, enabled, fresh);
+      if (!(await replaceAccount(next, row))) return CONFLICT;
       return {
         account: { ...next, version: row.version + 1 },
         changed: true,
         rekeyed: next.publicKey !== row.publicKey,
         relinked: next.publicKey !== row.publicKey || next.disabled !== row.disabled,
       };
-    }
-  }
-  throw new Error(`Account of application ${application} is being changed concurrently`);
+    },
+    {
+      times: 8,
+      exhausted: () =>
+        new ContentionError(
+          `The NATS account of application ${application} is being changed concurrently; retry`,
+        ),
+    },
+  );
 }
 
 async function createAccount(application: string, rule: AccountRule, operator: NatsIdentity) {

@@ -8,6 +8,8 @@ import {
   newUser,
   type SignedIdentity,
 } from '../domain/nats-claims.js';
+import { ContentionError } from '../errors.js';
+import { CONFLICT, retryOnConflict } from '../retry.js';
 import { openSecret, sealSecret } from '../secrets.js';
 import { conditionalWrite, documentClient, getItem, keys, tableName } from './client.js';
 
@@ -48,13 +50,18 @@ async function ensureIdentity(
   make: () => Promise<SignedIdentity>,
   current: (row: IdentityRow) => boolean = () => true,
 ): Promise<NatsIdentity> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const existing = await getItem<IdentityRow>(key);
-    if (existing && current(existing)) return open(existing, key);
-    const made = await make();
-    if (await putIdentity(key, name, made, existing)) return { name, ...made };
-  }
-  throw new Error(`NATS identity ${key.PK} is being replaced concurrently`);
+  return retryOnConflict(
+    async () => {
+      const existing = await getItem<IdentityRow>(key);
+      if (existing && current(existing)) return open(existing, key);
+      const made = await make();
+      return (await putIdentity(key, name, made, existing)) ? { name, ...made } : CONFLICT;
+    },
+    {
+      times: 5,
+      exhausted: () => new ContentionError(`NATS identity ${key.PK} is being replaced concurrently; retry`),
+    },
+  );
 }
 
 /** Writes an identity over the one read (or where none was); false when another writer got there first. */
