@@ -1,6 +1,6 @@
 /**
  * The NATS server configs an agent's NATS microservice runs with: the
- * reference's three templates, verbatim but for the seeds' `$NATS_TLS_DIR` (v3.8's name for
+ * reference's three templates, verbatim but for `$NATS_TLS_DIR` (v3.8's name for
  * `$NATS_SSL_DIR`) and the one `handshake_first` the no-cluster template repeated; rendered from an
  * explicit variable map by a renderer that refuses to leave a `$NAME` behind (the reference left them,
  * which NATS reads as environment references). Pure.

@@ -12,7 +12,7 @@ import type Forge from 'node-forge';
  * NATS read them.
  */
 
-/** Days in the seeds' "60 months" (60 × 30.44). */
+/** Days in "60 months", the validity the reference controller gives (60 × 30.44). */
 export const FLEET_CA_VALIDITY_DAYS = 60 * 30.44;
 /** Router server certificates: five years. */
 export const ROUTER_LEAF_VALIDITY_DAYS = 5 * 365;

@@ -1,6 +1,6 @@
 import type { ServiceType } from './service.js';
 
-/** skupper router objects, exactly as the seeds show them: ports are strings, no siteId. */
+/** skupper router objects, exactly as the Router reads them: ports are strings, no siteId. */
 export interface TcpListener {
   name: string;
   port: string;

@@ -188,8 +188,6 @@ export async function plannedRouterConfig(
     changes.put.length > 0 ||
     changes.remove.length > 0 ||
     !sameRouterConfig(stripped, next) ||
-    // The managed entries an older layout kept inside the base item go once it is rewritten.
-    !sameRouterConfig(stripped, base) ||
     (!!stored.row && canonicalJson(stored.row.selects ?? []) !== canonicalJson(selects)) ||
     (!!stored.row && stored.row.bridgesFor !== bridgesFor) ||
     start.changed ||

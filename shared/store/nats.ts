@@ -4,7 +4,7 @@ import { queryPartition } from './query.js';
 
 /**
  * The NATS hub record leaves dial: on a remote control plane the system agent's NATS server,
- * on Kubernetes what the operator registers. Ports default as the seeds give them.
+ * on Kubernetes what the operator registers. A port not given is NATS's default (`DEFAULT_NATS_PORTS`).
  */
 export interface NatsHubRow {
   host: string;
