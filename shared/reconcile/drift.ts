@@ -14,10 +14,10 @@ import {
   isKubernetesHub,
   type ManagedRouter,
   plannedRouterConfig,
-  readServiceEntries,
   routerView,
   wantedEntries,
 } from './router-plan.js';
+import { readServiceEntries } from './router-service-entries.js';
 
 /**
  * The sweeper's drift checks: whether a router (or the hub, a window at a time) holds other entries than

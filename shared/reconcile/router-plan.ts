@@ -36,12 +36,10 @@ import { getCertificate } from '../store/certificates.js';
 import { batchGetItems, keys } from '../store/client.js';
 import {
   type DefaultRouterRow,
-  entriesFromItems,
   getRouterConfig,
   type RouterBaseParts,
   type RouterConfigRow,
   readStoredRouter,
-  serviceEntryKeys,
 } from '../store/routers.js';
 import { listServicesByHub, listServicesBySite, type ServiceRow } from '../store/services.js';
 
@@ -74,29 +72,6 @@ export async function routerView(
 
 export const isKubernetesHub = (router: RouterView) =>
   router.key === DEFAULT_ROUTER && config().controlPlane === 'kubernetes';
-
-/** One service's entries under one router, as read together with the router's base item. */
-export interface StoredServiceEntries {
-  row: RouterConfigRow | undefined;
-  entries: DesiredBridges;
-}
-
-/** The router's base item and the service's two entries, in one batch read. */
-export async function readServiceEntries(
-  routerKey: string,
-  serviceName: string,
-): Promise<StoredServiceEntries> {
-  const entryKeys = serviceEntryKeys(routerKey, serviceName);
-  const found = await batchGetItems<Record<string, unknown>>([
-    keys.routerConfig(routerKey),
-    entryKeys.listener,
-    entryKeys.connector,
-  ]);
-  return {
-    row: found.get(0) as RouterConfigRow | undefined,
-    entries: entriesFromItems(found.get(1), found.get(2)),
-  };
-}
 
 export async function backendOf(
   router: ManagedRouter,

@@ -1,8 +1,7 @@
 import { config } from '../context.js';
-import { hubRouterKey, type PlacedMicroservice, type RouterEntries } from '../domain/placement.js';
+import { hubRouterKey } from '../domain/placement.js';
 import {
   type DesiredBridges,
-  entryChanges,
   type RouterConfig,
   type RouterEntryChanges,
   sameServiceEntries,
@@ -19,24 +18,14 @@ import { type ChangeStamp, raiseChangeFlags } from '../store/changes.js';
 import { batchGetItems, keys } from '../store/client.js';
 import { withLock } from '../store/lock.js';
 import { changeCounterNow, markSitePending, type PendingScope } from '../store/pending-sites.js';
-import {
-  basePartsOf,
-  type DefaultRouterRow,
-  getDefaultRouter,
-  markStartTold,
-  putRouterParts,
-} from '../store/routers.js';
-import { getServiceRow, type ServiceRow } from '../store/services.js';
-import { outsideReadSnapshot } from '../store/snapshot.js';
+import { type DefaultRouterRow, getDefaultRouter, markStartTold, putRouterParts } from '../store/routers.js';
+import type { ServiceRow } from '../store/services.js';
 import {
   desiredBridges,
-  entriesOf,
   isKubernetesHub,
   type ManagedRouter,
   plannedRouterConfig,
-  readServiceEntries,
   routerView,
-  type StoredServiceEntries,
   viewOf,
   wantedEntries,
 } from './router-plan.js';
@@ -93,7 +82,7 @@ export async function reconcileRouter(
  * The hub document is written under the hub lock, so a burst of service reconciles queues on the lock
  * instead of on version conflicts.
  */
-async function underHubLock<T>(routerKey: string, write: () => Promise<T>): Promise<T> {
+export async function underHubLock<T>(routerKey: string, write: () => Promise<T>): Promise<T> {
   const { hubLockLeaseMs } = config();
   const result = await withLock(
     `hub:${routerKey}`,
@@ -129,7 +118,7 @@ async function tellOfWrite(
 export const REBUILD_FLAGS = ['microserviceList', 'rebuildRouter'] as const satisfies readonly ChangeStamp[];
 
 /** Marks the agent's change as unapplied, then raises `microserviceConfig` (and `also`). */
-async function tellAgentOfChange(
+export async function tellAgentOfChange(
   agentUuid: string,
   scope: PendingScope,
   also: readonly ChangeStamp[],
@@ -222,7 +211,7 @@ async function writeRouterBridges(
 }
 
 /** How often a router config write is tried again after losing a race, and the error when it gives up. */
-function routerConfigRetries(routerKey: string) {
+export function routerConfigRetries(routerKey: string) {
   return {
     times: 20,
     exhausted: () =>
@@ -257,142 +246,4 @@ async function stillPlaced(
     if (!sameServiceEntries(wanted, written)) return false;
   }
   return true;
-}
-
-export interface ServiceEntriesResult {
-  managed: boolean;
-  written: boolean;
-  /** The service's entries the router holds now. */
-  entries: RouterEntries;
-}
-
-/**
- * Converges only one service's entries on one router: reads the router's base item and the service's two
- * entry items, computes what placement wants from the service row alone, and writes the difference with
- * a version bump. This is what a service reconcile and a service fan-out run, so neither reads (or
- * rewrites) anything that grows with the number of services. A router with no stored config yet gets its
- * first full computation instead. The hub is written under the hub lock.
- */
-export async function reconcileRouterForService(
-  routerKey: string,
-  service: ServiceRow | undefined,
-  serviceName: string,
-  defaultRouter: DefaultRouterRow | undefined,
-  known: { agent?: AgentRow; stored?: StoredServiceEntries; microservice?: PlacedMicroservice } = {},
-): Promise<ServiceEntriesResult> {
-  const router = await routerView(routerKey, defaultRouter, known.agent);
-  if (!router) return { managed: false, written: false, entries: {} };
-  if (isKubernetesHub(router)) {
-    const result = await underHubLock(routerKey, () => writeRouterBridges(routerKey, defaultRouter));
-    return { managed: true, written: result.written, entries: entriesOf(result.config, serviceName) };
-  }
-  let row = service;
-  let stored = known.stored;
-  let microservice = known.microservice;
-  return retryOnConflict(
-    async () => {
-      const expected = await wantedEntries(router, row, { microservice });
-      const { entriesWritten, ...result } = await writeServiceEntriesOnce(
-        router,
-        serviceName,
-        expected,
-        stored,
-        defaultRouter,
-      );
-      if (!result.written) return result;
-      // The row this was computed from may have changed while it was written (another writer of this
-      // router saw the newer row, found nothing to do, and finished first): what was written stands only
-      // if the row read now wants the same. The agent is told of the write meanwhile (a full write told
-      // it already).
-      const [fresh] = await Promise.all([
-        outsideReadSnapshot(() => getServiceRow(serviceName)),
-        entriesWritten && router.agent
-          ? tellAgentOfChange(router.agent.uuid, { service: serviceName }, [])
-          : undefined,
-      ]);
-      if (sameServiceEntries(await wantedEntries(router, fresh), expected)) return result;
-      row = fresh;
-      stored = undefined;
-      microservice = undefined;
-      return CONFLICT;
-    },
-    {
-      times: 21,
-      exhausted: () =>
-        new ContentionError(
-          `Service ${serviceName} kept changing under reconcile of ${routerKey}; will retry`,
-        ),
-    },
-  );
-}
-
-/**
- * One convergence of a service's entries from `expected`: unlocked check first, then locked write on the
- * hub. `entriesWritten` when this service's entries were written: the caller tells the router's agent,
- * after the hub lock is released (telling takes three calls that need no lock, and every service of the
- * hub waits for the lock in turn).
- */
-async function writeServiceEntriesOnce(
-  router: ManagedRouter,
-  serviceName: string,
-  expected: RouterEntries,
-  prefetched: StoredServiceEntries | undefined,
-  defaultRouter: DefaultRouterRow | undefined,
-): Promise<ServiceEntriesResult & { entriesWritten?: boolean }> {
-  const routerKey = router.key;
-  const isHub = router.key === router.hubKey;
-  const attempt = (stored: StoredServiceEntries, write: boolean) =>
-    writeServiceEntries(router, serviceName, expected, stored, write);
-  const finish = async (
-    result: Exclude<Awaited<ReturnType<typeof attempt>>, typeof CONFLICT>,
-  ): Promise<ServiceEntriesResult & { entriesWritten?: boolean }> => {
-    if (!result.needsFull)
-      return { managed: true, written: result.written, entries: expected, entriesWritten: result.written };
-    const full = await writeRouterBridges(
-      routerKey,
-      defaultRouter,
-      router.agent ? { agent: router.agent } : {},
-    );
-    return { managed: full.managed, written: full.written, entries: expected };
-  };
-  // Most asks find the entries as wanted: checked from what the caller read (the hub without its lock).
-  const first = await attempt(prefetched ?? (await readServiceEntries(routerKey, serviceName)), !isHub);
-  if (first !== CONFLICT && !first.needsWrite) return finish(first);
-  const write = () =>
-    retryOnConflict(async () => {
-      // Read afresh (never from a read snapshot): on the hub this runs under the lock.
-      const stored = await outsideReadSnapshot(() => readServiceEntries(routerKey, serviceName));
-      const result = await attempt(stored, true);
-      return result === CONFLICT ? CONFLICT : finish(result);
-    }, routerConfigRetries(routerKey));
-  return isHub ? underHubLock(routerKey, write) : write();
-}
-
-/**
- * One attempt at writing a service's entries: CONFLICT on a lost race, `needsWrite` when the check
- * without the lock found something to write (`write: false`), `needsFull` when the router has no stored
- * config yet.
- */
-async function writeServiceEntries(
-  router: ManagedRouter,
-  serviceName: string,
-  expected: RouterEntries,
-  stored: StoredServiceEntries,
-  write: boolean,
-): Promise<typeof CONFLICT | { written: boolean; needsWrite?: boolean; needsFull?: boolean }> {
-  const changes = entryChanges(stored.entries, {
-    listeners: expected.listener ? [expected.listener] : [],
-    connectors: expected.connector ? [expected.connector] : [],
-  });
-  if (changes.put.length === 0 && changes.remove.length === 0) return { written: false };
-  if (!write) return { written: false, needsWrite: true };
-  if (!stored.row) return { written: false, needsFull: true };
-  faultPoint('router:before-write');
-  // One service's entries move; what the others were computed for stays as it was.
-  const parts = basePartsOf(stored.row);
-  if (!(await putRouterParts(router.key, stored.row.config, changes, stored.row.version, parts)))
-    return CONFLICT;
-  if (router.key === router.hubKey) countEvent('hub write');
-  logger.debug('router entries written', { routerKey: router.key, serviceName });
-  return { written: true };
 }

@@ -40,7 +40,8 @@ import {
   replaceServiceRow,
   type ServiceRow,
 } from '../store/services.js';
-import { reconcileRouterForService, type ServiceEntriesResult } from './router-write.js';
+import { reconcileRouterForService, type ServiceEntriesResult } from './router-service-entries.js';
+import { reconcileRouter } from './router-write.js';
 import { convergeKubernetesService, needsKubernetesService } from './service-kubernetes.js';
 import { syncServiceSets } from './service-sets.js';
 import type { Work } from './service-work.js';
@@ -227,6 +228,8 @@ async function convergeHub(work: Work, backend: Backend): Promise<string | undef
       ...(hubAgent ? { agent: hubAgent } : {}),
       ...(backend.microservice ? { microservice: backend.microservice } : {}),
     });
+    // A hub with no config yet: its whole first computation, which holds this service too.
+    if (written.routerNeeded) written = await firstHubConfig(hubKey, work.defaultRouter, hubAgent, written);
   } catch (error) {
     // A hub that cannot be written as things stand (the operator's ConfigMap missing or malformed, a
     // config over its size limit) fails the service with the reason; anything else is retried.
@@ -247,6 +250,17 @@ async function convergeHub(work: Work, backend: Backend): Promise<string | undef
   const mismatch = hubMismatch(row.name, written.entries, storedEntriesFor(hub, row, backend.microservice));
   if (mismatch) throw new ReconcileError(`${mismatch} (index lag); retrying`);
   return undefined;
+}
+
+/** The hub's first config, computed whole (it holds `entries`' service too). */
+async function firstHubConfig(
+  hubKey: string,
+  defaultRouter: Work['defaultRouter'],
+  hubAgent: AgentRow | undefined,
+  asked: ServiceEntriesResult,
+): Promise<ServiceEntriesResult> {
+  const full = await reconcileRouter(hubKey, defaultRouter, hubAgent ? { agent: hubAgent } : {});
+  return { managed: full.managed, written: full.written, entries: asked.entries };
 }
 
 /** What is wrong with a service's entries on the hub, or undefined when it holds exactly what is wanted. */
