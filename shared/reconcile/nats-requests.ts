@@ -1,6 +1,6 @@
 import { reconcileApplicationNats } from '../commands/nats-applications.js';
 import { config } from '../context.js';
-import { countEvent, observeStep } from '../metrics/operations.js';
+import { observeStep } from '../metrics/operations.js';
 import type { FogRequest } from '../queue/messages.js';
 import {
   askNatsApplicationReconciles,
@@ -23,7 +23,6 @@ type NatsRequest = Extract<FogRequest, { kind: 'nats-hub' | 'nats-operator' | 'n
 export async function reconcileNatsRequest(request: NatsRequest): Promise<void> {
   const requests = await getRouterRequests(request.routerKey);
   if (requests.completed !== undefined && request.seq <= requests.completed) return;
-  countEvent('router reconcile');
   switch (request.kind) {
     case 'nats-hub':
       await observeStep('fog: nats hub', () => reconcileNatsHub());

@@ -5,6 +5,7 @@ import { BatchWriteCommand, DynamoDBDocumentClient, ScanCommand } from '@aws-sdk
 import dynalite from 'dynalite';
 import { type Config, loadConfig } from '../../shared/config.js';
 import { type AppContext, createContext, disposeContext, runInContext } from '../../shared/context.js';
+import { type OperationObserver, observeOperation } from '../../shared/metrics/operations.js';
 import { sqsClient } from '../../shared/queue/client.js';
 import {
   type FogReconcileMessage,
@@ -47,6 +48,13 @@ export type Sent =
   | { queue: 'service'; group: string; body: { name: string; generation: number } }
   | { queue: 'fog'; group: string; body: FogReconcileMessage };
 
+/** What one reconcile of a message cost: its store and queue calls by command, and its counted events. */
+export interface Measured {
+  sent: Sent;
+  calls: Record<string, number>;
+  events: Record<string, number>;
+}
+
 export interface World {
   config: Config;
   /** Every message sent since the world was made (or since `forget`). */
@@ -56,6 +64,8 @@ export interface World {
   settle(options?: { limit?: number }): Promise<void>;
   /** Runs only the captured messages `pick` selects (the others stay queued). */
   runQueued(pick: (sent: Sent) => boolean): Promise<Sent[]>;
+  /** As `runQueued`, each message measured through the operation observer the workers report to. */
+  measureQueued(pick: (sent: Sent) => boolean): Promise<Measured[]>;
   /** The messages sent and not run yet. */
   queued(): Sent[];
   /** Every item of the world's table. */
@@ -88,16 +98,24 @@ export async function newWorld(
   const raw = new DynamoDBClient({ region: config.region, endpoint, credentials: CREDENTIALS });
   await raw.send(new CreateTableCommand(createTableInput(tableName)));
   if (from) await copyItems(await from.items(), DynamoDBDocumentClient.from(raw), tableName);
-  const context: AppContext = createContext(config);
+  let measuring: Measured | undefined;
+  const context: AppContext = createContext(config, { observer: recorder(() => measuring) });
   const sent: Sent[] = [];
   let ran = 0;
-  runInContext(context, () => captureQueue(sent));
+  // The capturing queue answers before the client's measuring middleware sees a call: it counts them.
+  runInContext(context, () =>
+    captureQueue(sent, (command) => {
+      if (measuring) measuring.calls[command] = (measuring.calls[command] ?? 0) + 1;
+    }),
+  );
 
   const runOne = async (message: Sent) => {
-    await runInContext(context, async () => {
-      if (message.queue === 'service') await reconcileService(serviceReconcileMessage.parse(message.body));
-      else await reconcileFog(fogRequest.parse(message.body));
-    });
+    await runInContext(context, () =>
+      observeOperation(message.queue, async () => {
+        if (message.queue === 'service') await reconcileService(serviceReconcileMessage.parse(message.body));
+        else await reconcileFog(fogRequest.parse(message.body));
+      }),
+    );
   };
   const world: World = {
     config,
@@ -116,6 +134,20 @@ export async function newWorld(
       sent.splice(ran, sent.length - ran, ...chosen, ...rest);
       ran += chosen.length;
       return chosen;
+    },
+    async measureQueued(pick) {
+      const measured: Measured[] = [];
+      const chosen = sent.slice(ran).filter(pick);
+      for (const message of chosen) {
+        measuring = { sent: message, calls: {}, events: {} };
+        try {
+          await world.runQueued((queued) => queued === message);
+          measured.push(measuring);
+        } finally {
+          measuring = undefined;
+        }
+      }
+      return measured;
     },
     queued: () => sent.slice(ran),
     async items() {
@@ -137,14 +169,30 @@ export async function newWorld(
   return world;
 }
 
+/** Counts the calls and events of the message being measured, if any (the others pass unrecorded). */
+function recorder(current: () => Measured | undefined): OperationObserver {
+  return {
+    call(figures) {
+      const measured = current();
+      if (measured) measured.calls[figures.command] = (measured.calls[figures.command] ?? 0) + 1;
+    },
+    operation(_kind, figures) {
+      const measured = current();
+      if (measured) measured.events = figures.events;
+    },
+    step() {},
+  };
+}
+
 /**
  * The world's SQS client answers every send itself and records the message: the capturing queue. The
  * product's client is used as it is; only its transport is replaced, from outside.
  */
-function captureQueue(sent: Sent[]): void {
+function captureQueue(sent: Sent[], called: (command: string) => void): void {
   const client = sqsClient();
   client.middlewareStack.add(
-    () => async (args) => {
+    (_next, context) => async (args) => {
+      called(String(context.commandName));
       const input = args.input as {
         QueueUrl: string;
         MessageBody?: string;
