@@ -1,6 +1,6 @@
 import { config } from '../context.js';
 import { nearMissDistributionTags } from '../domain/distribution.js';
-import { DEFAULT_JETSTREAM_SIZES, DEFAULT_NATS_PORTS } from '../domain/nats-conf.js';
+import { DEFAULT_JETSTREAM_SIZES, natsPortsOf } from '../domain/nats-conf.js';
 import { routerMicroserviceUuid } from '../domain/placement.js';
 import { NotFoundError } from '../errors.js';
 import { type AgentStatusRow, getAgentStatus, getAgentStatuses } from '../store/agent-reports.js';
@@ -164,7 +164,7 @@ export function toAgentView(
 }
 
 function natsView(row: AgentRow) {
-  const ports = row.natsPorts ?? DEFAULT_NATS_PORTS;
+  const ports = natsPortsOf(row);
   return {
     natsServerPort: ports.serverPort,
     natsClusterPort: ports.clusterPort,

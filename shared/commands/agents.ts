@@ -5,11 +5,13 @@ import {
   DEFAULT_ROUTER_PORTS,
   type NatsMode,
   type PatchAgentBody,
+  routerPortsOf,
 } from '../domain/agent-schema.js';
 import {
   DEFAULT_JETSTREAM_SIZES,
   DEFAULT_NATS_HUB,
   DEFAULT_NATS_PORTS,
+  natsPortsOf,
   normalizeStoreSize,
 } from '../domain/nats-conf.js';
 import { DEFAULT_ROUTER } from '../domain/placement.js';
@@ -109,15 +111,13 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
     // Its NATS server is the hub leaves dial; the NATS fabric itself builds on this record.
     await putNatsHubIfAbsent({
       host: row.host ?? '',
-      ...(row.natsPorts ?? DEFAULT_NATS_PORTS),
+      ...natsPortsOf(row),
       agentUuid: uuid,
       updatedAt: now,
     });
     await putDefaultRouterIfAbsent({
       host: row.host ?? '',
-      messagingPort: row.messagingPort ?? DEFAULT_ROUTER_PORTS.messagingPort,
-      interRouterPort: row.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
-      edgeRouterPort: row.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
+      ...routerPortsOf(row),
       agentUuid: uuid,
       updatedAt: now,
     });
@@ -224,7 +224,7 @@ function requireNatsHost(row: AgentRow) {
  * `portSetProblem`); the fields the request set are named as the ones that collide.
  */
 function requireDistinctPorts(row: AgentRow, body: object) {
-  const nats = row.natsPorts ?? DEFAULT_NATS_PORTS;
+  const nats = natsPortsOf(row);
   const ports: NamedPort[] = [
     ...(row.routerMode === 'none' ? [] : [{ field: 'messagingPort', port: row.messagingPort }]),
     ...(row.routerMode === 'interior'
@@ -432,10 +432,8 @@ function changedUpstreams(
  * re-render: every NATS agent dials or routes to the hub.
  */
 async function updateNatsHubFor(before: AgentRow, after: AgentRow): Promise<string[]> {
-  const ports = after.natsPorts ?? DEFAULT_NATS_PORTS;
-  const moved =
-    before.host !== after.host ||
-    JSON.stringify(before.natsPorts ?? DEFAULT_NATS_PORTS) !== JSON.stringify(ports);
+  const ports = natsPortsOf(after);
+  const moved = before.host !== after.host || JSON.stringify(natsPortsOf(before)) !== JSON.stringify(ports);
   if (!moved) return [];
   const hub = await getNatsHub();
   if (!hub || hub.agentUuid !== after.uuid) return [];

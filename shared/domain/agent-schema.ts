@@ -16,6 +16,23 @@ export const DEFAULT_ROUTER_PORTS = {
   edgeRouterPort: 45671,
 } as const;
 
+/**
+ * The ports a router listens on, from a row that holds them: a port the row leaves unset (an edge
+ * agent's inter-router and edge ports, a router registered without them) is the default one. Every
+ * reader of a router's ports reads them through here.
+ */
+export function routerPortsOf(row: {
+  messagingPort?: number | null;
+  interRouterPort?: number | null;
+  edgeRouterPort?: number | null;
+}): { messagingPort: number; interRouterPort: number; edgeRouterPort: number } {
+  return {
+    messagingPort: row.messagingPort ?? DEFAULT_ROUTER_PORTS.messagingPort,
+    interRouterPort: row.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
+    edgeRouterPort: row.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
+  };
+}
+
 const label = (max: number) =>
   z
     .string()

@@ -138,6 +138,15 @@ export const DEFAULT_NATS_PORTS: NatsPorts = {
   httpPort: 8222,
 };
 
+/**
+ * The ports an agent's NATS process listens on: a port its row does not hold is NATS's default one.
+ * Every reader of an agent's NATS ports reads them through here.
+ */
+export const natsPortsOf = (row: { natsPorts?: Partial<NatsPorts> | null | undefined }): NatsPorts => ({
+  ...DEFAULT_NATS_PORTS,
+  ...row.natsPorts,
+});
+
 /** JetStream's file and memory store limits when an agent sets none (the reference's defaults). */
 export const DEFAULT_JETSTREAM_SIZES = { jsStorageSize: '10g', jsMemoryStoreSize: '1g' } as const;
 

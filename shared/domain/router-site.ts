@@ -1,4 +1,4 @@
-import { DEFAULT_ROUTER_PORTS } from './agent-schema.js';
+import { routerPortsOf } from './agent-schema.js';
 import { DEFAULT_ROUTER, hubRouterKey } from './placement.js';
 import type { RouterMode } from './router-objects.js';
 
@@ -113,10 +113,10 @@ export function upstreamRouters(
   defaultRouter: DefaultRouterLinkEnd | undefined,
   agentRouter: (uuid: string) => UpstreamCandidate | undefined,
 ): Upstream[] {
-  const ports = (router: { interRouterPort: number | null; edgeRouterPort: number | null }) => ({
-    interRouterPort: router.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
-    edgeRouterPort: router.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
-  });
+  const ports = (router: { interRouterPort: number | null; edgeRouterPort: number | null }) => {
+    const { interRouterPort, edgeRouterPort } = routerPortsOf(router);
+    return { interRouterPort, edgeRouterPort };
+  };
   return agent.upstreamRouters.flatMap((key): Upstream[] => {
     if (key === DEFAULT_ROUTER) {
       const hubKey = hubRouterKey(defaultRouter);

@@ -1,5 +1,5 @@
 import type { NatsMode } from './agent-schema.js';
-import { DEFAULT_NATS_PORTS } from './nats-conf.js';
+import { natsPortsOf } from './nats-conf.js';
 import { DEFAULT_NATS_HUB, DEFAULT_ROUTER } from './placement.js';
 import type { RouterMode } from './router-objects.js';
 import { type RouterSiteConfig, upstreamRouters } from './router-site.js';
@@ -265,13 +265,13 @@ export function natsLinks(
       }
       const server = agents.get(reference);
       if (!server?.host || server.natsMode !== 'server') continue;
-      const port = server.natsPorts?.leafPort ?? DEFAULT_NATS_PORTS.leafPort;
+      const port = natsPortsOf(server).leafPort;
       links.push({ kind: 'nats-leaf', from: agent.uuid, to: server.uuid, host: server.host, port });
     }
   }
   for (const [index, a] of servers.entries()) {
     for (const b of servers.slice(index + 1)) {
-      const port = b.natsPorts?.clusterPort ?? DEFAULT_NATS_PORTS.clusterPort;
+      const port = natsPortsOf(b).clusterPort;
       links.push({ kind: 'nats-route', from: a.uuid, to: b.uuid, host: b.host!, port });
     }
   }

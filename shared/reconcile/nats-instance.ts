@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { config } from '../context.js';
-import { DEFAULT_NATS_PORTS, NATS_PATHS, type NatsArtefacts } from '../domain/nats-conf.js';
+import { NATS_PATHS, type NatsArtefacts, natsPortsOf } from '../domain/nats-conf.js';
 import { agentCertificateToken } from '../domain/router-site.js';
 import type { AgentRow } from '../store/agents.js';
 import { deleteCertificate, getCertificate } from '../store/certificates.js';
@@ -16,8 +16,6 @@ import {
 import { deleteSystemUser } from '../store/nats-identities.js';
 import { revokeLeafLinks } from './nats-agent-accounts.js';
 
-export const portsOf = (agent: AgentRow) => agent.natsPorts ?? DEFAULT_NATS_PORTS;
-
 /**
  * An agent's NATS process as stored (its instance row: role, template, files, microservice) and as its
  * Edgelet is told of it; and what goes when the process changes role or goes away.
@@ -32,7 +30,7 @@ export function instanceRow(
   certificates: string[],
   links: readonly { application: string }[] = [],
 ): NatsInstanceRow {
-  const ports = portsOf(agent);
+  const ports = natsPortsOf(agent);
   const mount = (name: string, containerDestination: string, accessMode = 'ro') => ({
     hostDestination: name,
     containerDestination,

@@ -9,6 +9,7 @@ import {
   NATS_PATHS,
   type NatsArtefacts,
   natsArtefacts,
+  natsPortsOf,
   renderNatsTemplate,
   serverTemplate,
 } from '../domain/nats-conf.js';
@@ -48,7 +49,7 @@ import {
   repairMicroserviceUsers,
   revokeLeafLinks,
 } from './nats-agent-accounts.js';
-import { deliver, instanceRow, portsOf, removeNatsInstance, removeStaleArtefacts } from './nats-instance.js';
+import { deliver, instanceRow, removeNatsInstance, removeStaleArtefacts } from './nats-instance.js';
 import { ensureCertificate, fleetCertificateAuthority } from './platform.js';
 
 type Role = NatsRole;
@@ -227,8 +228,8 @@ async function syncServerEntry(
       ? {
           agentUuid,
           host: agent.host,
-          clusterPort: portsOf(agent).clusterPort,
-          leafPort: portsOf(agent).leafPort,
+          clusterPort: natsPortsOf(agent).clusterPort,
+          leafPort: natsPortsOf(agent).leafPort,
         }
       : undefined;
   const same =
@@ -273,7 +274,7 @@ function serverRoutes(hub: NatsHubRow | undefined, servers: NatsServerRow[]): st
 }
 
 function natsVariables(agent: AgentRow, artefacts: NatsArtefacts, role: Role): Record<string, string> {
-  const ports = portsOf(agent);
+  const ports = natsPortsOf(agent);
   return {
     CONTROLLER_NAME: config().controllerName,
     SERVER_NAME: agent.name.replace(/"/g, '\\"'),

@@ -1,5 +1,5 @@
 import { config } from '../context.js';
-import { DEFAULT_ROUTER_PORTS } from '../domain/agent-schema.js';
+import { routerPortsOf } from '../domain/agent-schema.js';
 import {
   DEFAULT_ROUTER,
   hubRouterKey,
@@ -277,9 +277,7 @@ export async function desiredSite(agent: AgentRow, defaultRouter: DefaultRouterR
       uuid: agent.uuid,
       token: agentCertificateToken(agent.name),
       routerMode: agent.routerMode,
-      messagingPort: agent.messagingPort ?? DEFAULT_ROUTER_PORTS.messagingPort,
-      interRouterPort: agent.interRouterPort ?? DEFAULT_ROUTER_PORTS.interRouterPort,
-      edgeRouterPort: agent.edgeRouterPort ?? DEFAULT_ROUTER_PORTS.edgeRouterPort,
+      ...routerPortsOf(agent),
     },
     upstreams,
     certificates: new Set(certificates),
