@@ -178,7 +178,7 @@ export interface ServiceRow {
   sites: string;
 }
 
-/** The services table, by name; connector sites by name where the page knows them. */
+/** The services table, by name; connector routers by name where the page knows them. */
 export function serviceRows(services: readonly Service[], sites: readonly Site[], filter = ''): ServiceRow[] {
   const names = new Map(sites.map((site) => [site.key, site.name]));
   return [...services]

@@ -38,7 +38,7 @@ export interface AgentView extends AgentHealth, StoredAgentFields {
   upstreamNatsServers: string[];
   /** The architecture: reported at provisioning, else declared (0 unknown, 1 amd64, 2 arm64, 3 riscv64, 4 arm). */
   fogTypeId: number;
-  /** How far its router fabric (CAs, certificates, site config) is provisioned, and what it waits for. */
+  /** How far its router fabric (CAs, certificates, its router's own part) is provisioned, and what it waits for. */
   platformStatus: { phase: 'pending' | 'ready'; message: string | null };
   /**
    * Where its router stands (null without one): the change counter value of the last change to its

@@ -42,7 +42,7 @@ import { getNatsHub, putNatsHub, putNatsHubIfAbsent, releaseNatsHub } from '../s
 import { forgetPendingSites } from '../store/pending-sites.js';
 import { deletePlatformStatus } from '../store/platform.js';
 import { deleteDefaultRouter, getDefaultRouter, putDefaultRouterIfAbsent } from '../store/routers.js';
-import { listServicesByHub, listServicesBySite } from '../store/services.js';
+import { listServicesByConnectorRouter, listServicesByHub } from '../store/services.js';
 import { syncTokenIndex } from '../store/token-index.js';
 import { requireAgent, tagWarnings } from './agent-views.js';
 import { removeMicroservice } from './microservices.js';
@@ -497,7 +497,7 @@ async function checkNatsModeChange(row: AgentRow, natsMode: NatsMode) {
 
 async function checkRouterModeChange(row: AgentRow, routerMode: RouterMode) {
   if (routerMode === 'none') {
-    const backed = await listServicesBySite(row.uuid);
+    const backed = await listServicesByConnectorRouter(row.uuid);
     if (backed.length > 0) {
       throw new ValidationError(
         `Field 'routerMode' cannot be "none": agent ${row.name} backs services ${backed.map((s) => s.name).join(', ')}, and a TCP bridge service requires a router on the agent`,
@@ -570,14 +570,14 @@ async function deleteAgentFabric(row: AgentRow): Promise<void> {
 /** Refuses to delete an agent something depends on; returns whether it runs the default router. */
 async function checkAgentDeletable(row: AgentRow): Promise<boolean> {
   const [backed, bridged, agents, defaultRouter] = await Promise.all([
-    listServicesBySite(row.uuid),
+    listServicesByConnectorRouter(row.uuid),
     listServicesByHub(row.uuid),
     listAgentRows(),
     getDefaultRouter(),
   ]);
   const runsDefaultRouter = defaultRouter?.agentUuid === row.uuid;
   const onDefaultRouter = runsDefaultRouter
-    ? [...(await listServicesByHub(DEFAULT_ROUTER)), ...(await listServicesBySite(DEFAULT_ROUTER))]
+    ? [...(await listServicesByHub(DEFAULT_ROUTER)), ...(await listServicesByConnectorRouter(DEFAULT_ROUTER))]
     : [];
   const dependants = [...backed, ...bridged, ...onDefaultRouter].map((service) => service.name);
   if (dependants.length > 0) {

@@ -27,7 +27,7 @@ import { raiseChangeFlag, raiseChangeFlags } from '../store/changes.js';
 import { getImageRegistry } from '../store/image-registries.js';
 import { getUserRow } from '../store/nats-accounts.js';
 import { referenceTarget, referencingSources } from '../store/references.js';
-import { getServiceRow, listServicesBySite, type ServiceRow } from '../store/services.js';
+import { getServiceRow, listServicesByConnectorRouter, type ServiceRow } from '../store/services.js';
 import { reconcileApplicationNats } from './nats-applications.js';
 import { referenceRule } from './nats-rules.js';
 import { findAgent } from './resolve.js';
@@ -259,7 +259,7 @@ async function announceMicroserviceChange(row: MicroserviceRow, next: Microservi
     await askRouterReconciles([row.agentUuid, next.agentUuid]);
   }
   if (moved || next.hostNetworkMode !== row.hostNetworkMode) {
-    const affected = (await listServicesBySite(row.agentUuid)).filter(
+    const affected = (await listServicesByConnectorRouter(row.agentUuid)).filter(
       (service) => service.type === 'microservice' && service.resource === row.uuid,
     );
     await requeueServices(affected, `microservice-${row.version + 1}`);
@@ -268,7 +268,7 @@ async function announceMicroserviceChange(row: MicroserviceRow, next: Microservi
 
 /**
  * The services a microservice backs: those recorded under it (store/references.ts), as their rows say
- * now. A service whose backend failed (it has no connector site then) still counts.
+ * now. A service whose backend failed (it has no connector router then) still counts.
  */
 export async function servicesBackedBy(row: MicroserviceRow): Promise<ServiceRow[]> {
   const names = await referencingSources(referenceTarget.microservice(row.uuid), 'backend');
@@ -279,7 +279,7 @@ export async function servicesBackedBy(row: MicroserviceRow): Promise<ServiceRow
   );
 }
 
-/** A microservice that backs services moves only to an agent with a router (its connector's site). */
+/** A microservice that backs services moves only to an agent with a router (its connector router). */
 async function checkBackendMove(row: MicroserviceRow, agentUuid: string, field: string): Promise<void> {
   const agent = await getAgentRow(agentUuid);
   if (agent?.routerMode !== 'none') return;

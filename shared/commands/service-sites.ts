@@ -1,6 +1,6 @@
 import { config } from '../context.js';
 import { DISTRIBUTION_ALL, serviceDistributionTokens } from '../domain/distribution.js';
-import { DEFAULT_ROUTER, hubRouterKey, serviceHubKey, serviceSiteKey } from '../domain/placement.js';
+import { connectorRouterOf, DEFAULT_ROUTER, hubRouterKey, serviceHubKey } from '../domain/placement.js';
 import {
   type ServiceSite,
   type SiteRole,
@@ -71,7 +71,7 @@ function expectedSites(row: ServiceRow, facts: SiteFacts): Map<string, SiteRole[
     sites.set(agentUuid, [...(sites.get(agentUuid) ?? []), role]);
   };
   if (row.bridgePort !== null) add(serviceHubKey(row, facts.hubKey), 'hub');
-  add(serviceSiteKey(row, facts.hubKey), 'connector');
+  add(connectorRouterOf(row, facts.hubKey), 'connector');
   if (row.bridgePort !== null) {
     const selecting = new Set(
       [DISTRIBUTION_ALL, ...serviceDistributionTokens(row.tags)].flatMap(
@@ -221,7 +221,7 @@ export async function placementsOfService(
   if (defaultRouter && defaultRouter.agentUuid === null) {
     const roles: SiteRole[] = [];
     if (row.bridgePort !== null && serviceHubKey(row, DEFAULT_ROUTER) === DEFAULT_ROUTER) roles.push('hub');
-    if (serviceSiteKey(row, DEFAULT_ROUTER) === DEFAULT_ROUTER) roles.push('connector');
+    if (connectorRouterOf(row, DEFAULT_ROUTER) === DEFAULT_ROUTER) roles.push('connector');
     if (roles.length > 0) {
       placements.push({
         site: DEFAULT_ROUTER,

@@ -232,7 +232,7 @@ async function updateService(name: string, patch: PatchServiceBody, source: Sour
       k8sType: patch.k8sType ?? row.k8sType,
       tags: patch.tags ?? row.tags,
     };
-    // The connector site is left for reconcile to move, so it can clear the old site first.
+    // The connector router is left for reconcile to move, so it can clear the old one first.
     const resource =
       patch.resource !== undefined
         ? (await resolveServiceResource(spec, fieldName(source, 'resource'))).resource

@@ -1,6 +1,6 @@
 import { config } from '../context.js';
 import { agentDistributionTokens, agentSelectsService } from '../domain/distribution.js';
-import { hubRouterKey, serviceHubKey, serviceSiteKey } from '../domain/placement.js';
+import { connectorRouterOf, hubRouterKey, serviceHubKey } from '../domain/placement.js';
 import type { RouterSiteConfig } from '../domain/router-site.js';
 import type { SitesSummary } from '../domain/service-sites.js';
 import {
@@ -170,7 +170,7 @@ async function scopeOf(
     keys = new Set([...keys].filter((key) => around.has(key)));
     const tokens = agentDistributionTokens(agent.tags, prefix);
     services = services.filter((row) => {
-      const ends = [serviceSiteKey(row, facts.hubKey), serviceHubKey(row, facts.hubKey)];
+      const ends = [connectorRouterOf(row, facts.hubKey), serviceHubKey(row, facts.hubKey)];
       return ends.includes(agent.uuid) || agentSelectsService(tokens, row.tags);
     });
   }
@@ -237,7 +237,7 @@ async function checkLinks(
 ): Promise<RouterLink[]> {
   const routerKeys = [...new Set(links.flatMap((link) => [link.from, link.to]))];
   const found = await batchGetItems<RouterConfigRow>(routerKeys.map((key) => keys.routerConfig(key)));
-  // The site part of a stored config (its connectors and listeners) is what the link is read from.
+  // The own part of a stored config (its connectors and listeners) is what the link is read from.
   const configs = new Map(
     [...found].map(([index, row]) => [routerKeys[index]!, row.config as Partial<RouterSiteConfig>]),
   );
@@ -259,7 +259,7 @@ function toTopologyService(row: ServiceRow, facts: Facts, sites: SitesSummary): 
     type: row.type,
     bridgePort: row.bridgePort,
     status: row.provisioningStatus,
-    connector: serviceSiteKey(row, facts.hubKey) ?? null,
+    connector: connectorRouterOf(row, facts.hubKey) ?? null,
     hub: row.bridgePort === null ? null : (serviceHubKey(row, facts.hubKey) ?? null),
     sites,
   };

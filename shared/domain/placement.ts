@@ -85,15 +85,15 @@ export function serviceHubKey(
 }
 
 /** The router that holds a service's connector, resolved (undefined: none known yet, or no hub). */
-export function serviceSiteKey(
+export function connectorRouterOf(
   service: { siteKey: string | null },
   hubKey: string | undefined,
 ): string | undefined {
   return service.siteKey === null ? undefined : resolveRouterKey(service.siteKey, hubKey);
 }
 
-/** The connector's site as stored: the default router for k8s/external, else the backend's agent. */
-export function siteKeyFor(type: ServiceType, backendAgentUuid: string | undefined): string {
+/** The connector router as stored: the default router for k8s/external, else the backend's agent. */
+export function connectorRouterFor(type: ServiceType, backendAgentUuid: string | undefined): string {
   return connectorOnDefaultRouter(type) ? DEFAULT_ROUTER : backendAgentUuid!;
 }
 
@@ -178,7 +178,7 @@ function backendOn(
   service: PlacedService,
   microservice: PlacedMicroservice | undefined,
 ): ConnectorBackend | undefined {
-  if (serviceSiteKey(service, router.hubKey) !== router.key) return undefined;
+  if (connectorRouterOf(service, router.hubKey) !== router.key) return undefined;
   switch (service.type) {
     case 'k8s':
     case 'external':

@@ -186,7 +186,7 @@ export function routerLinks(
 }
 
 /**
- * Whether both ends hold a router link: the dialer's stored site config connects to the upstream at its
+ * Whether both ends hold a router link: the dialer's stored own part connects to the upstream at its
  * host and port, the upstream's (when it is an agent) listens there with the link's role, and neither
  * end waits to apply its config. `upstreamConfig` undefined with `upstreamIsAgent` false: the
  * standalone default router, whose listeners the operator runs.

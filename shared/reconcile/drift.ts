@@ -61,7 +61,7 @@ export async function hubDriftedInWindows(
   const router = await routerView(hubKey, defaultRouter);
   if (!router) return { drifted: false, next: undefined };
   if (isKubernetesHub(router)) return { drifted: await routerDrifted(hubKey, defaultRouter), next: cursor };
-  const own = await plannedRouterConfig(router, defaultRouter, { site: true, bridges: 'if-moved' });
+  const own = await plannedRouterConfig(router, defaultRouter, { ownPart: true, bridges: 'if-moved' });
   if (own.changed) return { drifted: true, next: cursor };
   const converged = services.filter(isConvergedService);
   const [page, held] = await Promise.all([

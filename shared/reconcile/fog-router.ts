@@ -183,7 +183,7 @@ function routerConfig(routerKey: string, inputs: FogInputs, computation: Computa
   return observeStep('fog: router reconcile', () =>
     reconcileRouter(routerKey, defaultRouter, {
       ...(agent ? { agent } : {}),
-      site: computation.fabric,
+      ownPart: computation.fabric,
       bridges: computation.full ? 'full' : 'if-moved',
       tell: false,
     }),

@@ -1,13 +1,13 @@
 import { config } from '../context.js';
 import { routerPortsOf } from '../domain/agent-schema.js';
 import {
+  connectorRouterOf,
   DEFAULT_ROUTER,
   hubRouterKey,
   listenerSetsOfAgent,
   type PlacedMicroservice,
   type RouterEntries,
   type RouterView,
-  serviceSiteKey,
   storedEntriesFor,
 } from '../domain/placement.js';
 import {
@@ -41,7 +41,7 @@ import {
   type RouterConfigRow,
   readStoredRouter,
 } from '../store/routers.js';
-import { listServicesByHub, listServicesBySite, type ServiceRow } from '../store/services.js';
+import { listServicesByConnectorRouter, listServicesByHub, type ServiceRow } from '../store/services.js';
 
 /**
  * What a router should hold, from the store: the router as placement sees it, its own part (identity,
@@ -49,7 +49,7 @@ import { listServicesByHub, listServicesBySite, type ServiceRow } from '../store
  * writing a plan is router-write.ts's, comparing one with what is stored for the sweeper is drift.ts's.
  */
 
-/** A router as placement sees it, with the whole agent row behind it (its site config needs it all). */
+/** A router as placement sees it, with the whole agent row behind it (its own part needs it all). */
 export interface ManagedRouter extends RouterView {
   agent?: AgentRow;
 }
@@ -79,7 +79,7 @@ export async function backendOf(
   known: { microservice?: PlacedMicroservice },
 ): Promise<PlacedMicroservice | undefined> {
   if (service.type !== 'microservice') return undefined;
-  if (serviceSiteKey(service, router.hubKey) !== router.key) return undefined;
+  if (connectorRouterOf(service, router.hubKey) !== router.key) return undefined;
   return known.microservice ?? (await getMicroservice(service.resource));
 }
 
@@ -117,17 +117,18 @@ export const placementBasis = (router: ManagedRouter) =>
 export async function plannedRouterConfig(
   router: ManagedRouter,
   defaultRouter: DefaultRouterRow | undefined,
-  options: { site: boolean; bridges: 'full' | 'if-moved' } = { site: true, bridges: 'full' },
+  options: { ownPart: boolean; bridges: 'full' | 'if-moved' } = { ownPart: true, bridges: 'full' },
 ) {
   const bridgesFor = placementBasis(router);
   const selects = router.agent ? listenerSetsOfAgent(router.agent, router.tagPrefix) : [];
   if (options.bridges === 'if-moved') {
     const row = await getRouterConfig(router.key);
     if (row?.bridgesFor === bridgesFor) {
-      const site = router.agent && options.site ? await desiredSite(router.agent, defaultRouter) : undefined;
-      const next = site ? applyRouterSite(row.config, site.config) : row.config;
+      const ownPart =
+        router.agent && options.ownPart ? await desiredOwnPart(router.agent, defaultRouter) : undefined;
+      const next = ownPart ? applyRouterSite(row.config, ownPart.config) : row.config;
       const none: DesiredBridges = { listeners: [], connectors: [] };
-      const start = startOf(router, row, next, site?.certificates);
+      const start = startOf(router, row, next, ownPart?.certificates);
       const changed =
         !sameRouterConfig(row.config, next) ||
         canonicalJson(row.selects ?? []) !== canonicalJson(selects) ||
@@ -146,19 +147,19 @@ export async function plannedRouterConfig(
   }
   const [wanted, stored] = await Promise.all([desiredBridges(router), readStoredRouter(router.key)]);
   const desired = await withoutLaggingRemovals(router, stored.entries, wanted);
-  // A router without a stored config always gets its site part; otherwise only when it may have moved.
-  const site =
-    router.agent && (options.site || !stored.row)
-      ? await desiredSite(router.agent, defaultRouter)
+  // A router without a stored config always gets its own part; otherwise only when it may have moved.
+  const ownPart =
+    router.agent && (options.ownPart || !stored.row)
+      ? await desiredOwnPart(router.agent, defaultRouter)
       : undefined;
   const base = stored.row?.config ?? initialRouterConfig(router.key === router.hubKey);
   const stripped = applyDesiredBridges(base, { listeners: [], connectors: [] });
-  const next = applyDesiredBridges(site ? applyRouterSite(base, site.config) : base, {
+  const next = applyDesiredBridges(ownPart ? applyRouterSite(base, ownPart.config) : base, {
     listeners: [],
     connectors: [],
   });
   const changes = entryChanges(stored.entries, desired);
-  const start = startOf(router, stored.row, next, site?.certificates);
+  const start = startOf(router, stored.row, next, ownPart?.certificates);
   const changed =
     changes.put.length > 0 ||
     changes.remove.length > 0 ||
@@ -181,7 +182,7 @@ export async function plannedRouterConfig(
 
 /**
  * What an agent's router starts with, as a plan leaves it (`routerStartDigest`), when the plan computed
- * its site part (`certificates`: the ones it holds); otherwise as stored. A router whose start moved
+ * its own part (`certificates`: the ones it holds); otherwise as stored. A router whose start moved
  * away from the one its agent was last told of owes a rebuild; a router's first config owes none (its
  * container is created from it).
  */
@@ -264,7 +265,7 @@ export async function withoutLaggingRemovals(
  * a link to each upstream router it can dial, and a TLS profile per certificate it holds (`certificates`,
  * the names of those it holds, in the order its router mounts them).
  */
-export async function desiredSite(agent: AgentRow, defaultRouter: DefaultRouterRow | undefined) {
+export async function desiredOwnPart(agent: AgentRow, defaultRouter: DefaultRouterRow | undefined) {
   if (agent.routerMode === 'none') return undefined;
   const specs = routerCertificateSpecs(agent);
   const [held, upstreams] = await Promise.all([
@@ -272,7 +273,7 @@ export async function desiredSite(agent: AgentRow, defaultRouter: DefaultRouterR
     upstreamsOf(agent, defaultRouter),
   ]);
   const certificates = specs.filter((_, i) => held[i]?.agentUuid === agent.uuid).map((spec) => spec.name);
-  const site = buildRouterSiteConfig({
+  const ownPart = buildRouterSiteConfig({
     agent: {
       uuid: agent.uuid,
       token: agentCertificateToken(agent.name),
@@ -283,7 +284,7 @@ export async function desiredSite(agent: AgentRow, defaultRouter: DefaultRouterR
     certificates: new Set(certificates),
     namespace: config().controllerNamespace,
   });
-  return { config: site, certificates };
+  return { config: ownPart, certificates };
 }
 
 /** The routers an agent dials (`upstreamRouters`), the agent upstreams it names read from the store. */
@@ -313,7 +314,7 @@ export async function desiredBridges(router: RouterView): Promise<DesiredBridges
   };
 }
 
-/** Every service that may store something under the router: the ones it is hub or connector site for. */
+/** Every service that may store something under the router: the ones it is hub or connector router for. */
 export async function candidateServices(router: RouterView): Promise<ServiceRow[]> {
   // The hub answers for services bridged to `default-router` as well as to its own key.
   const keys =
@@ -324,7 +325,7 @@ export async function candidateServices(router: RouterView): Promise<ServiceRow[
   const canBridge = !router.agent || router.agent.routerMode === 'interior' || router.key === router.hubKey;
   const lists = await Promise.all([
     ...(canBridge ? keys.map((key) => listServicesByHub(key)) : []),
-    ...keys.map((key) => listServicesBySite(key)),
+    ...keys.map((key) => listServicesByConnectorRouter(key)),
   ]);
   const byName = new Map<string, ServiceRow>();
   for (const service of lists.flat()) byName.set(service.name, service);
@@ -338,7 +339,7 @@ export async function backendMicroservices(
 ): Promise<Map<string, PlacedMicroservice>> {
   const uuids = services
     .filter((service) => service.type === 'microservice')
-    .filter((service) => serviceSiteKey(service, router.hubKey) === router.key)
+    .filter((service) => connectorRouterOf(service, router.hubKey) === router.key)
     .map((service) => service.resource);
   const rows = await Promise.all([...new Set(uuids)].map((uuid) => getMicroservice(uuid)));
   return new Map(rows.flatMap((row) => (row ? [[row.uuid, row] as const] : [])));

@@ -52,15 +52,15 @@ export interface RouterReconcileResult {
 
 /**
  * How a router is to be computed: what the caller already read of it (`agent`, from the fog worker's
- * batch read), whether the agent's own part may have changed (`site: false`: only bridges move, the
- * stored site part stays as it is), whether its entries are recomputed in full (the default) or only
+ * batch read), whether the agent's own part may have changed (`ownPart: false`: only bridges move, the
+ * stored own part stays as it is), whether its entries are recomputed in full (the default) or only
  * when what placement reads of the router moved since they last were (`if-moved`: an agent change), and
  * whether a write tells the agent itself (`tell`, the default) or leaves that to the caller, which then
  * raises the flags with a write of its own once everything it changes for the agent is written.
  */
 export interface RouterComputation {
   agent?: AgentRow;
-  site?: boolean;
+  ownPart?: boolean;
   bridges?: 'full' | 'if-moved';
   tell?: boolean;
 }
@@ -73,8 +73,8 @@ export async function reconcileRouter(
 ): Promise<RouterReconcileResult> {
   const defaultRouter = knownDefaultRouter ?? (await getDefaultRouter());
   const hubLock = routerKey === hubRouterKey(defaultRouter);
-  // The hub's own part (its site) is recomputed on every computation of it.
-  const inputs: RouterComputation = hubLock ? { ...known, site: true } : known;
+  // The hub's own part is recomputed on every computation of it.
+  const inputs: RouterComputation = hubLock ? { ...known, ownPart: true } : known;
   return writeRouterBridges(routerKey, defaultRouter, inputs, hubLock);
 }
 
@@ -163,7 +163,7 @@ async function writeRouterBridges(
   const isHub = router.key === router.hubKey;
   const plan = () =>
     plannedRouterConfig(router, defaultRouter, {
-      site: known.site ?? true,
+      ownPart: known.ownPart ?? true,
       bridges: known.bridges ?? 'full',
     });
   // Nothing to change (a router with no config yet whose desired state is its default counts too): no

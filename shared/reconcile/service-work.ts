@@ -9,6 +9,6 @@ export interface Work {
   hubKey: string | undefined;
   /** Tokens indexed and routers asked for this name, by this or any earlier reconcile. */
   applied: Applied;
-  /** The connector site the row was last applied to (a moved connector leaves it). */
-  previousSite: string | null;
+  /** The connector router the row was last applied to (a moved connector leaves it). */
+  previousConnectorRouter: string | null;
 }

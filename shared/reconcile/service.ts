@@ -2,6 +2,8 @@ import { config } from '../context.js';
 import { DISTRIBUTION_ALL } from '../domain/distribution.js';
 import {
   assignedAddress,
+  connectorRouterFor,
+  connectorRouterOf,
   DEFAULT_ROUTER,
   EVERY_SERVICE_SET,
   hubRouterKey,
@@ -11,8 +13,6 @@ import {
   type RouterEntries,
   type RouterView,
   serviceHubKey,
-  serviceSiteKey,
-  siteKeyFor,
   storedEntriesFor,
 } from '../domain/placement.js';
 import { sameEntry } from '../domain/router-config.js';
@@ -49,7 +49,7 @@ import type { Work } from './service-work.js';
 export type { Work };
 
 /** What one reconcile works from: the row, the default router and where the row was applied before. */
-/** The backend as resolved now: the connector's site, and the agent and microservice behind it. */
+/** The backend as resolved now: the connector router, and the agent and microservice behind it. */
 export interface Backend {
   siteKey: string | null;
   agent?: AgentRow;
@@ -81,7 +81,7 @@ async function reconcileFromRow(message: ServiceReconcileMessage): Promise<void>
     defaultRouter,
     hubKey: serviceHubKey(row, hubRouterKey(defaultRouter)),
     applied,
-    previousSite: applied.routers.includes(row.siteKey ?? '') ? row.siteKey : null,
+    previousConnectorRouter: applied.routers.includes(row.siteKey ?? '') ? row.siteKey : null,
   };
   // What the row names, in a second batch read: its distribution-set entries and, for the unlocked
   // check of the hub, the hub's agent, base item and this service's two entries there.
@@ -156,7 +156,7 @@ async function step<T>(
 
 /**
  * Fills what the controller assigns: the bridge port (if the create was interrupted before it), the
- * connector site, and on a remote control plane servicePort and serviceEndpoint.
+ * connector router, and on a remote control plane servicePort and serviceEndpoint.
  */
 async function deriveAssignedFields(work: Work): Promise<{ backend: Backend; failure?: string }> {
   const { row } = work;
@@ -189,7 +189,8 @@ async function deriveAssignedFields(work: Work): Promise<{ backend: Backend; fai
 
 /** The router that must hold the service's connector, from the backend as it is now. */
 async function resolveBackend(row: ServiceRow): Promise<Backend> {
-  if (row.type === 'k8s' || row.type === 'external') return { siteKey: siteKeyFor(row.type, undefined) };
+  if (row.type === 'k8s' || row.type === 'external')
+    return { siteKey: connectorRouterFor(row.type, undefined) };
   let agentUuid = row.resource;
   let microservice: PlacedMicroservice | undefined;
   if (row.type === 'microservice') {
@@ -205,7 +206,7 @@ async function resolveBackend(row: ServiceRow): Promise<Backend> {
       `Agent ${agent.name} backing service ${row.name} has router mode none; a TCP bridge service requires a router on the agent`,
     );
   }
-  return { siteKey: siteKeyFor(row.type, agent.uuid), agent, microservice };
+  return { siteKey: connectorRouterFor(row.type, agent.uuid), agent, microservice };
 }
 
 /**
@@ -277,17 +278,19 @@ function hubMismatch(name: string, held: RouterEntries, expected: RouterEntries)
 
 /**
  * Asks every router that holds (or must hold) something of this service under it to converge: its
- * connector site and every router it was applied to; and when its distribution-set listener changed,
+ * connector router and every router it was applied to; and when its distribution-set listener changed,
  * every agent old ∪ new tokens select, to be told. A connector that moved (resource changed,
- * microservice moved) leaves its old site first, inline. The routers that hold it from now on are
+ * microservice moved) leaves its old connector router first, inline. The routers that hold it from now on are
  * recorded before any is asked; what it no longer touches is forgotten only after.
  */
 async function fanOut(work: Work, sets: string[], selectionChanged: boolean): Promise<void> {
-  const { row, hubKey, previousSite, applied } = work;
-  const site = serviceSiteKey(row, hubRouterKey(work.defaultRouter));
+  const { row, hubKey, previousConnectorRouter, applied } = work;
+  const connectorRouter = connectorRouterOf(row, hubRouterKey(work.defaultRouter));
   const everSelected = [...new Set([...sets, ...applied.tokens])].filter((set) => set !== EVERY_SERVICE_SET);
   const selecting = selectionChanged ? await agentsSelectingTokens([DISTRIBUTION_ALL, ...everSelected]) : [];
-  const holding = row.deleted ? [] : [...new Set([...(site ? [site] : []), ...(hubKey ? [hubKey] : [])])];
+  const holding = row.deleted
+    ? []
+    : [...new Set([...(connectorRouter ? [connectorRouter] : []), ...(hubKey ? [hubKey] : [])])];
   await Promise.all([
     recordApplied(
       { service: row.name },
@@ -296,12 +299,16 @@ async function fanOut(work: Work, sets: string[], selectionChanged: boolean): Pr
     // Every agent that selects it has not applied the changed listener until it acknowledges past now.
     selectionChanged && !row.deleted ? markSelectingSitesPending(selecting, row.name) : undefined,
   ]);
-  const siteMoved = !!previousSite && previousSite !== row.siteKey && previousSite !== hubKey;
-  if (siteMoved) await reconcileRouterForService(previousSite, row, row.name, work.defaultRouter);
-  const routers = new Set([...(site ? [site] : []), ...selecting, ...applied.routers]);
+  const connectorMoved =
+    !!previousConnectorRouter &&
+    previousConnectorRouter !== row.siteKey &&
+    previousConnectorRouter !== hubKey;
+  if (connectorMoved)
+    await reconcileRouterForService(previousConnectorRouter, row, row.name, work.defaultRouter);
+  const routers = new Set([...(connectorRouter ? [connectorRouter] : []), ...selecting, ...applied.routers]);
   // The hub's entries were written above; an agent hub that selects the service is still told.
   if (hubKey && !selecting.includes(hubKey)) routers.delete(hubKey);
-  if (siteMoved) routers.delete(previousSite);
+  if (connectorMoved) routers.delete(previousConnectorRouter);
   await askRoutersForService(routers, row.name, { raise: selectionChanged });
   await forgetApplied(
     { service: row.name },

@@ -3,7 +3,7 @@ import { batchGetItems, conditionalWrite, documentClient, keys, tableName } from
 
 /**
  * How far an agent's router fabric is provisioned (certificate authorities, its certificates, its router
- * site config, NATS): `ready`, or `pending` with what it waits for. Kept on the router's request record,
+ * own part, NATS): `ready`, or `pending` with what it waits for. Kept on the router's request record,
  * which only the request counter and the fog worker write (never the agent row, which user changes write,
  * so the worker never races a user's change): the worker records it with the same write that marks its
  * requests completed.

@@ -31,7 +31,10 @@ export interface ServiceRow extends ServiceSpec {
   observedGeneration: number;
   /** The generation at which this name was (re)created; names the row's bridge-port claim. */
   incarnation: number;
-  /** Router key whose config holds the connector: an agent uuid or `default-router`. */
+  /**
+   * The connector router: the router key whose config holds the connector (an agent uuid or
+   * `default-router`). Stored under this attribute name, which the index `SITE#<router>` is built from.
+   */
   siteKey: string | null;
   deleted: boolean;
   createdAt: string;
@@ -115,7 +118,7 @@ export async function listServicesByHub(bridge: string): Promise<ServiceRow[]> {
   return items.map((item) => strip(item)!).filter((row) => !row.deleted);
 }
 
-export async function listServicesBySite(siteKey: string): Promise<ServiceRow[]> {
+export async function listServicesByConnectorRouter(siteKey: string): Promise<ServiceRow[]> {
   const items = await queryIndex<Record<string, unknown>>(indexes.bySite, `SITE#${siteKey}`);
   return items.map((item) => strip(item)!).filter((row) => !row.deleted && row.siteKey === siteKey);
 }
@@ -142,7 +145,7 @@ export async function putNewServiceRow(row: ServiceRow): Promise<ServiceRow> {
       const existing = await getServiceRow(row.name);
       if (existing && !existing.deleted)
         throw new ConflictError(`Service with name ${row.name} already exists`);
-      // The tombstone's connector site may hold an entry no reconcile recorded yet (a router's full
+      // The tombstone's connector router may hold an entry no reconcile recorded yet (a router's full
       // recompute wrote it from the index before the old incarnation's fan-out ran): recorded first, so
       // the new row's reconcile asks that router to drop what the old one left.
       if (existing?.siteKey) await recordApplied({ service: row.name }, { routers: [existing.siteKey] });

@@ -399,8 +399,8 @@ export function defineContractSuite(
         // Act
         const hubOne = await services.listServicesByHub('hub-one');
         const hubTwo = await services.listServicesByHub('hub-two');
-        const site1 = await services.listServicesBySite('site-1');
-        const site2 = await services.listServicesBySite('site-2');
+        const site1 = await services.listServicesByConnectorRouter('site-1');
+        const site2 = await services.listServicesByConnectorRouter('site-2');
         const nowhere = await services.listServicesByHub('hub-none');
 
         // Assess
@@ -424,7 +424,7 @@ export function defineContractSuite(
 
         // Assess
         expect(await services.listServicesByHub('hub-gone')).toEqual([]);
-        expect(await services.listServicesBySite('site-gone')).toEqual([]);
+        expect(await services.listServicesByConnectorRouter('site-gone')).toEqual([]);
       });
 
       it('adds and removes services in the distribution-token partition', async () => {
