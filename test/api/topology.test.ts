@@ -3,6 +3,7 @@ import { mintUserToken } from '../../infra/local/auth.js';
 import type { Topology } from '../../shared/commands/topology.js';
 import { createAgent, createSeedWorld, FOG_A } from '../fixtures/world.js';
 import { ApiClient, eventually } from '../support/client.js';
+import { routersQuiescent } from '../support/quiescent.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { ScriptedAgent } from '../support/scripted-agent.js';
 
@@ -111,6 +112,8 @@ describe('the topology of a small fleet (full form)', () => {
 
     // Act: every agent provisioned and running its configs
     for (const uuid of [hubUuid, FOG_A.uuid, fogI, fogE]) await provision(uuid);
+    // Every reconcile the provisioning asked for has run, so the agents' next ticks apply all of it.
+    await routersQuiescent(t, [hubUuid, FOG_A.uuid, fogI, fogE]);
     const after = await eventually(async () => {
       await tickAll();
       const now = await topology();
