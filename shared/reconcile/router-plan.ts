@@ -73,7 +73,7 @@ export async function routerView(
 export const isKubernetesHub = (router: RouterView) =>
   router.key === DEFAULT_ROUTER && config().controlPlane === 'kubernetes';
 
-export async function backendOf(
+async function backendOf(
   router: ManagedRouter,
   service: ServiceRow,
   known: { microservice?: PlacedMicroservice },
@@ -105,7 +105,7 @@ export function entriesOf(document: RouterConfig | undefined, serviceName: strin
  * What placement reads of a router besides the store's services: the hub key and its agent's router
  * mode. Its entries are a function of these; a change to anything else of the agent leaves them be.
  */
-export const placementBasis = (router: ManagedRouter) =>
+const placementBasis = (router: ManagedRouter) =>
   `hub=${router.hubKey ?? ''};mode=${router.agent?.routerMode ?? 'standalone'}`;
 
 /**
@@ -186,7 +186,7 @@ export async function plannedRouterConfig(
  * away from the one its agent was last told of owes a rebuild; a router's first config owes none (its
  * container is created from it).
  */
-export function startOf(
+function startOf(
   router: ManagedRouter,
   row: RouterConfigRow | undefined,
   next: RouterConfig,
@@ -241,7 +241,7 @@ export function viewOf(planned: Awaited<ReturnType<typeof plannedRouterConfig>>)
  * service's row, read consistently, still places something of it here (the service's own reconcile writes
  * it exactly).
  */
-export async function withoutLaggingRemovals(
+async function withoutLaggingRemovals(
   router: ManagedRouter,
   stored: DesiredBridges,
   wanted: DesiredBridges,
@@ -265,7 +265,7 @@ export async function withoutLaggingRemovals(
  * a link to each upstream router it can dial, and a TLS profile per certificate it holds (`certificates`,
  * the names of those it holds, in the order its router mounts them).
  */
-export async function desiredOwnPart(agent: AgentRow, defaultRouter: DefaultRouterRow | undefined) {
+async function desiredOwnPart(agent: AgentRow, defaultRouter: DefaultRouterRow | undefined) {
   if (agent.routerMode === 'none') return undefined;
   const specs = routerCertificateSpecs(agent);
   const [held, upstreams] = await Promise.all([
@@ -288,7 +288,7 @@ export async function desiredOwnPart(agent: AgentRow, defaultRouter: DefaultRout
 }
 
 /** The routers an agent dials (`upstreamRouters`), the agent upstreams it names read from the store. */
-export async function upstreamsOf(
+async function upstreamsOf(
   agent: AgentRow,
   defaultRouter: DefaultRouterRow | undefined,
 ): Promise<Upstream[]> {
@@ -315,7 +315,7 @@ export async function desiredBridges(router: RouterView): Promise<DesiredBridges
 }
 
 /** Every service that may store something under the router: the ones it is hub or connector router for. */
-export async function candidateServices(router: RouterView): Promise<ServiceRow[]> {
+async function candidateServices(router: RouterView): Promise<ServiceRow[]> {
   // The hub answers for services bridged to `default-router` as well as to its own key.
   const keys =
     router.key === router.hubKey && router.key !== DEFAULT_ROUTER
@@ -333,7 +333,7 @@ export async function candidateServices(router: RouterView): Promise<ServiceRow[
 }
 
 /** The microservices behind this router's microservice connectors, as they are now. */
-export async function backendMicroservices(
+async function backendMicroservices(
   router: RouterView,
   services: ServiceRow[],
 ): Promise<Map<string, PlacedMicroservice>> {
