@@ -37,17 +37,25 @@ export interface SitesPage {
 }
 
 /**
- * A site's state from since when it waits (undefined: it does not) and when its agent was last heard
+ * A site's state, the one rule per-site status and the topology share: from since when it waits
+ * (undefined: it does not; null: it waits, since an unknown time) and when its agent was last heard
  * from (epoch ms).
  */
 export function siteState(
-  waitingSince: string | undefined,
+  waitingSince: string | null | undefined,
   lastActive: number | undefined,
   now: number,
   offlineAfterMs: number,
 ): Pick<ServiceSite, 'state' | 'since' | 'lastSeen'> {
   const lastSeen = lastActive === undefined ? null : new Date(lastActive).toISOString();
   if (waitingSince === undefined) return { state: 'applied', since: null, lastSeen };
-  const offline = lastActive === undefined || now - lastActive > offlineAfterMs;
-  return { state: offline ? 'offline' : 'pending', since: waitingSince, lastSeen };
+  return {
+    state: isOnline(lastActive, now, offlineAfterMs) ? 'pending' : 'offline',
+    since: waitingSince,
+    lastSeen,
+  };
 }
+
+/** Whether an agent was heard from within the offline threshold (never heard from: not online). */
+export const isOnline = (lastActive: number | undefined, now: number, offlineAfterMs: number): boolean =>
+  lastActive !== undefined && now - lastActive <= offlineAfterMs;

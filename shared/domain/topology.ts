@@ -3,7 +3,7 @@ import { natsPortsOf } from './nats-conf.js';
 import { DEFAULT_NATS_HUB, DEFAULT_ROUTER } from './placement.js';
 import type { RouterMode } from './router-objects.js';
 import { type RouterSiteConfig, upstreamRouters } from './router-site.js';
-import type { SiteRole, SiteState } from './service-sites.js';
+import { isOnline, type SiteRole, type SiteState, siteState } from './service-sites.js';
 
 /**
  * The network as an operator looks at it: sites (every agent's router and the standalone default
@@ -121,9 +121,13 @@ export function agentSite(
   facts: SiteFacts,
   context: { hubKey: string | undefined; now: number; offlineAfterMs: number },
 ): TopologySite {
-  const online = facts.lastActive !== undefined && context.now - facts.lastActive <= context.offlineAfterMs;
   const waiting = facts.waitingSince !== undefined || (facts.changes?.rebuildPending ?? false);
-  const since = waiting ? (facts.waitingSince ?? null) : null;
+  const { state, since, lastSeen } = siteState(
+    waiting ? (facts.waitingSince ?? null) : undefined,
+    facts.lastActive,
+    context.now,
+    context.offlineAfterMs,
+  );
   return {
     key: agent.uuid,
     kind: 'agent',
@@ -132,9 +136,9 @@ export function agentSite(
     routerMode: agent.routerMode,
     natsMode: agent.natsMode,
     hub: agent.uuid === context.hubKey,
-    online,
-    lastSeen: facts.lastActive === undefined ? null : new Date(facts.lastActive).toISOString(),
-    state: !waiting ? 'applied' : online ? 'pending' : 'offline',
+    online: isOnline(facts.lastActive, context.now, context.offlineAfterMs),
+    lastSeen,
+    state,
     since,
     ...(facts.changes ?? {}),
   };
