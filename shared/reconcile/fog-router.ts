@@ -185,7 +185,6 @@ function routerConfig(routerKey: string, inputs: FogInputs, computation: Computa
       ...(agent ? { agent } : {}),
       ownPart: computation.fabric,
       bridges: computation.full ? 'full' : 'if-moved',
-      tell: false,
     }),
   );
 }

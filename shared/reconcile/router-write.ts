@@ -44,8 +44,8 @@ export interface RouterReconcileResult {
   config: RouterConfig | undefined;
   /**
    * Whether the agent owes its router a rebuild: what it starts with changed (see
-   * `routerStartDigest`) and the agent was not yet told so. A caller that tells the agent itself
-   * (`tell: false`) raises `rebuildRouter` with its flags, then calls `rebuildTold`.
+   * `routerStartDigest`) and the agent was not yet told so. The caller tells the agent
+   * (`tellOfRouterWrite`, or its own write raising `REBUILD_FLAGS`), then calls `rebuildTold`.
    */
   restart?: { digest: string };
 }
@@ -54,15 +54,14 @@ export interface RouterReconcileResult {
  * How a router is to be computed: what the caller already read of it (`agent`, from the fog worker's
  * batch read), whether the agent's own part may have changed (`ownPart: false`: only bridges move, the
  * stored own part stays as it is), whether its entries are recomputed in full (the default) or only
- * when what placement reads of the router moved since they last were (`if-moved`: an agent change), and
- * whether a write tells the agent itself (`tell`, the default) or leaves that to the caller, which then
- * raises the flags with a write of its own once everything it changes for the agent is written.
+ * when what placement reads of the router moved since they last were (`if-moved`: an agent change). A
+ * write marks the agent as not having applied its router yet; what the agent is owed is returned
+ * (`written`, `restart`) for the caller to tell once everything it changes for the agent is written.
  */
 export interface RouterComputation {
   agent?: AgentRow;
   ownPart?: boolean;
   bridges?: 'full' | 'if-moved';
-  tell?: boolean;
 }
 
 export async function reconcileRouter(
@@ -96,22 +95,25 @@ export async function underHubLock<T>(routerKey: string, write: () => Promise<T>
 
 /**
  * After a write to an agent's router config: the agent is marked as not having applied it yet (the
- * marker waits for its change counter as it is now, after the write), then told (`microserviceConfig`,
- * and for a change to what its router starts with `microserviceList` and the rebuild stamp) unless the
- * caller tells it with a write of its own.
+ * marker waits for its change counter as it is now, after the write); the caller tells it.
  */
-async function tellOfWrite(
+async function markRouterPending(
   agentUuid: string,
   result: RouterReconcileResult,
-  tell: boolean,
 ): Promise<RouterReconcileResult> {
-  if (!tell) {
-    await markSitePending(agentUuid, { router: true }, await changeCounterNow(agentUuid));
-    return result;
-  }
-  await tellAgentOfChange(agentUuid, { router: true }, result.restart ? REBUILD_FLAGS : []);
+  await markSitePending(agentUuid, { router: true }, await changeCounterNow(agentUuid));
+  return result;
+}
+
+/**
+ * Tells the agent what a router computation owes it on its own: `microserviceConfig` for a write, and
+ * for a change to what its router starts with `microserviceList` and the rebuild stamp, then records
+ * the rebuild as told.
+ */
+export async function tellOfRouterWrite(agentUuid: string, result: RouterReconcileResult): Promise<void> {
+  if (!result.written && !result.restart) return;
+  await raiseChangeFlags(agentUuid, ['microserviceConfig', ...(result.restart ? REBUILD_FLAGS : [])]);
   if (result.restart) await rebuildTold(agentUuid, result.restart);
-  return { ...result, restart: undefined };
 }
 
 /** What a change to what a router starts with raises, besides `microserviceConfig`. */
@@ -172,7 +174,7 @@ async function writeRouterBridges(
     const result = { routerKey, managed: true, written: false, config: viewOf(planned) };
     // A rebuild written but not yet told (the computation that wrote it stopped before telling).
     if (!planned.restart || !router.agent) return result;
-    return tellOfWrite(router.agent.uuid, { ...result, restart: planned.restart }, known.tell !== false);
+    return markRouterPending(router.agent.uuid, { ...result, restart: planned.restart });
   };
   let prepared = hubLock ? await plan() : undefined;
   if (prepared && !prepared.changed) return unchanged(prepared);
@@ -194,9 +196,7 @@ async function writeRouterBridges(
         config: view,
         ...(planned.restart ? { restart: planned.restart } : {}),
       };
-      const result = router.agent
-        ? await tellOfWrite(router.agent.uuid, written, known.tell !== false)
-        : written;
+      const result = router.agent ? await markRouterPending(router.agent.uuid, written) : written;
       // Rows read before the write may have changed while it was made: recompute if any now disagrees.
       if (!(await stillPlaced(router, planned.changes, planned.desired))) return CONFLICT;
       logger.debug('router config written', {

@@ -41,7 +41,7 @@ import {
   type ServiceRow,
 } from '../store/services.js';
 import { reconcileRouterForService, type ServiceEntriesResult } from './router-service-entries.js';
-import { reconcileRouter } from './router-write.js';
+import { reconcileRouter, tellOfRouterWrite } from './router-write.js';
 import { convergeKubernetesService, needsKubernetesService } from './service-kubernetes.js';
 import { syncServiceSets } from './service-sets.js';
 import type { Work } from './service-work.js';
@@ -261,6 +261,7 @@ async function firstHubConfig(
   asked: ServiceEntriesResult,
 ): Promise<ServiceEntriesResult> {
   const full = await reconcileRouter(hubKey, defaultRouter, hubAgent ? { agent: hubAgent } : {});
+  if (hubAgent) await tellOfRouterWrite(hubAgent.uuid, full);
   return { managed: full.managed, written: full.written, entries: asked.entries };
 }
 
