@@ -18,7 +18,7 @@ import { recordTokenIntent } from '../store/token-index.js';
 import { type FogInputs, fabricReadKeys, readFogInputs } from './fog-inputs.js';
 import { reconcileNats } from './nats.js';
 import { platformStatusChange, reconcilePlatform } from './platform.js';
-import { REBUILD_FLAGS, rebuildTold, reconcileRouter } from './router-write.js';
+import { flagsOwedFor, rebuildTold, reconcileRouter } from './router-write.js';
 
 /**
  * A whole router (fog request `router`: an agent change, a CA import, a re-drive, or the standalone
@@ -92,13 +92,7 @@ async function computeRouter(
   const restart = agent ? written.restart : undefined;
   const owed: Owed = {
     waits: undefined,
-    raise: agent
-      ? [
-          ...(items?.flags ?? []),
-          ...(written.written || restart ? (['microserviceConfig'] as const) : []),
-          ...(restart ? REBUILD_FLAGS : []),
-        ]
-      : [],
+    raise: agent ? [...(items?.flags ?? []), ...flagsOwedFor({ written: written.written, restart })] : [],
     ...(restart ? { restart } : {}),
   };
   if (!computation.fabric) return owed;

@@ -45,7 +45,7 @@ export interface RouterReconcileResult {
   /**
    * Whether the agent owes its router a rebuild: what it starts with changed (see
    * `routerStartDigest`) and the agent was not yet told so. The caller tells the agent
-   * (`tellOfRouterWrite`, or its own write raising `REBUILD_FLAGS`), then calls `rebuildTold`.
+   * (`tellOfRouterWrite`, or its own write raising `flagsOwedFor`), then calls `rebuildTold`.
    */
   restart?: { digest: string };
 }
@@ -111,13 +111,20 @@ async function markRouterPending(
  * the rebuild as told.
  */
 export async function tellOfRouterWrite(agentUuid: string, result: RouterReconcileResult): Promise<void> {
-  if (!result.written && !result.restart) return;
-  await raiseChangeFlags(agentUuid, ['microserviceConfig', ...(result.restart ? REBUILD_FLAGS : [])]);
+  const flags = flagsOwedFor(result);
+  if (flags.length === 0) return;
+  await raiseChangeFlags(agentUuid, flags);
   if (result.restart) await rebuildTold(agentUuid, result.restart);
 }
 
+/** The change flags a router computation owes its agent: its config for a write, and a rebuild's. */
+export function flagsOwedFor(result: Pick<RouterReconcileResult, 'written' | 'restart'>): ChangeStamp[] {
+  if (!result.written && !result.restart) return [];
+  return ['microserviceConfig', ...(result.restart ? REBUILD_FLAGS : [])];
+}
+
 /** What a change to what a router starts with raises, besides `microserviceConfig`. */
-export const REBUILD_FLAGS = ['microserviceList', 'rebuildRouter'] as const satisfies readonly ChangeStamp[];
+const REBUILD_FLAGS = ['microserviceList', 'rebuildRouter'] as const satisfies readonly ChangeStamp[];
 
 /** Marks the agent's change as unapplied, then raises `microserviceConfig` (and `also`). */
 export async function tellAgentOfChange(
