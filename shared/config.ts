@@ -119,6 +119,20 @@ export const SETTINGS = {
     context: { key: 'agentOfflineAfterSeconds' },
     doc: 'an agent not heard from (its status reports, every 10 s from Edgelet) for this long counts as offline; the default is three of its 20 s change polls',
   },
+  CERTIFICATE_RENEW_BEFORE_DAYS: {
+    schema: int(1, 365),
+    default: '30',
+    scope: 'controller',
+    context: { key: 'certificateRenewBeforeDays' },
+    doc: 'the sweeper renews a certificate fogbridge issued this many days before it expires, and rotates a CA it made itself',
+  },
+  LINK_ROLLOUT_WAIT_SECONDS: {
+    schema: int(0, 3_600),
+    default: '60',
+    scope: 'controller',
+    context: { key: 'linkRolloutWaitSeconds' },
+    doc: 'how long an agent that dials another waits, before it is told to rebuild anyway, for the listening agent to acknowledge the certificate and listeners the new link needs',
+  },
   DRIFT_CHECK_ROUTERS: {
     schema: int(0, 10_000),
     default: '250',
@@ -359,6 +373,10 @@ export type Config = {
   pendingGraceMs: number;
   /** How long an agent may go unheard before its sites count as offline rather than pending. */
   agentOfflineAfterMs: number;
+  /** How long before its notAfter the sweeper renews a certificate (and rotates a CA fogbridge made). */
+  certificateRenewBeforeDays: number;
+  /** How long a dialling router's rebuild waits for the listening agent to acknowledge its side. */
+  linkRolloutWaitMs: number;
   /** Routers the periodic sweep checks for drift, in a window that rotates over every agent. */
   driftCheckRouters: number;
   /** Receives before SQS moves a message to its DLQ; must match the queues' redrive policy. */
@@ -451,6 +469,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     hubLockLeaseMs: e.HUB_LOCK_LEASE_MS!,
     pendingGraceMs: e.PENDING_GRACE_MS!,
     agentOfflineAfterMs: e.AGENT_OFFLINE_AFTER_SECONDS! * 1000,
+    certificateRenewBeforeDays: e.CERTIFICATE_RENEW_BEFORE_DAYS!,
+    linkRolloutWaitMs: e.LINK_ROLLOUT_WAIT_SECONDS! * 1000,
     driftCheckRouters: e.DRIFT_CHECK_ROUTERS!,
     maxReceiveCount: e.MAX_RECEIVE_COUNT!,
     logLevel: e.LOG_LEVEL!,

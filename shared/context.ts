@@ -18,6 +18,8 @@ export interface ContextHooks {
   clientBuilt?(service: AwsService, client: unknown): void;
   /** Where the measured operations go (operations.ts); nothing is measured without one. */
   observer?: OperationObserver;
+  /** The time it is, in epoch milliseconds (tests move it); the product's own contexts read the real time. */
+  clock?(): number;
 }
 
 /**

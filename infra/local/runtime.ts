@@ -48,6 +48,11 @@ export interface LocalRuntimeOptions {
   measureOperations?: boolean;
   /** A delay before every DynamoDB / SQS call; else FOGBRIDGE_INJECT_LATENCY from `env` or the process. */
   injectedLatency?: InjectedLatency;
+  /**
+   * The time the runtime's handlers see (epoch milliseconds), for a test that moves it; the workers see
+   * it only when they run in the API's thread (without `workersThread`).
+   */
+  clock?: () => number;
 }
 
 export interface LocalRuntime {
@@ -121,10 +126,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     injectedLatency: options.injectedLatency ?? injectedLatencyFrom(options.env ?? process.env),
     measureOperations: options.measureOperations ?? false,
   };
-  const context = createContext(
-    config,
-    localHooks(hookSettings, () => new MessagePortRequestHandler(emulators.connectDynamodb())),
-  );
+  const context = createContext(config, {
+    ...localHooks(hookSettings, () => new MessagePortRequestHandler(emulators.connectDynamodb())),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const dynamoClient = new DynamoDBClient({
     region,
     endpoint: dynamodbEndpoint,

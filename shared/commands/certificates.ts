@@ -1,20 +1,35 @@
+import { nowMs } from '../clock.js';
 import { config } from '../context.js';
-import { type CreateCertificateAuthorityBody, expirationDays } from '../domain/certificate-schema.js';
-import { certificateAuthorityProblem, certificateFacts } from '../domain/pki.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import {
+  type CreateCertificateAuthorityBody,
+  type CreateCertificateBody,
+  expirationDays,
+  splitHosts,
+} from '../domain/certificate-schema.js';
+import {
+  certificateAuthorityProblem,
+  certificateFacts,
+  createCertificateAuthority as newCertificateAuthority,
+  selfSignedLeaf,
+} from '../domain/pki.js';
+import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import { readSecret } from '../k8s/secrets.js';
 import { askRouterReconciles } from '../queue/publishers.js';
 import { sealSecret } from '../secrets.js';
-import { listAgentRows } from '../store/agents.js';
+import { getAgentRow, listAgentRows } from '../store/agents.js';
 import {
   type CertificateRow,
   deleteCertificate,
   getCertificate,
+  listAllCertificates,
   listCertificateAuthorities,
   listIssuedCertificates,
   putNewCertificate,
+  replaceCertificate,
   selfSignedCertificateAuthorityRow,
+  signedLeafRow,
 } from '../store/certificates.js';
+import { raiseChangeFlags } from '../store/changes.js';
 
 /** What POST /api/v3/certificates/ca answers (the reference's shape). */
 export interface CreatedCertificateAuthority {
@@ -71,7 +86,7 @@ async function imported(body: CreateCertificateAuthorityBody): Promise<Certifica
   const problem = certificateAuthorityProblem(data['tls.crt']!, data['tls.key']!);
   if (problem) throw new ValidationError(`Secret ${secretName}: its tls.crt ${problem}`);
   const facts = certificateFacts(data['tls.crt']!);
-  const now = new Date().toISOString();
+  const now = new Date(nowMs()).toISOString();
   return {
     name: body.name,
     isCA: true,
@@ -127,51 +142,340 @@ export async function getCertificateAuthority(name: string): Promise<Certificate
 
 const DAY_MS = 86_400_000;
 
+const daysRemaining = (row: CertificateRow, now: number) =>
+  Math.max(0, Math.floor((Date.parse(row.validTo) - now) / DAY_MS));
+const isExpired = (row: CertificateRow, now: number) => Date.parse(row.validTo) <= now;
+
+/**
+ * GET /api/v3/certificates/ca: the reference's fields, and beside them the ones the SDK's CAInfo
+ * decodes (`isCA`, `validFrom`, `validTo`, `serialNumber`).
+ */
 export async function listCertificateAuthorityViews() {
-  const now = Date.now();
+  const now = nowMs();
   return (await listCertificateAuthorities()).map((row) => ({
     name: row.name,
     subject: row.subject,
+    isCA: true as const,
+    validFrom: row.validFrom,
+    validTo: row.validTo,
+    serialNumber: row.serialNumber,
     valid_from: row.validFrom,
     valid_to: row.validTo,
-    days_remaining: Math.max(0, Math.floor((Date.parse(row.validTo) - now) / DAY_MS)),
-    is_expired: Date.parse(row.validTo) <= now,
+    days_remaining: daysRemaining(row, now),
+    is_expired: isExpired(row, now),
   }));
 }
 
-/** Deletes a CA that has signed nothing still stored; 409 names what it signed. */
+/** Who still uses a CA: the certificates it signed, each with the agent that holds it, if any. */
+async function usersOfCertificateAuthority(name: string): Promise<string[]> {
+  const signed = (await listIssuedCertificates()).filter((row) => row.signedBy === name);
+  return Promise.all(signed.map(async (row) => `${row.name}${await heldBy(row)}`));
+}
+
+/** " (held by agent X's router)" for an agent's certificate, "" for a user's. */
+async function heldBy(row: CertificateRow): Promise<string> {
+  if (!row.agentUuid) return '';
+  const agent = await getAgentRow(row.agentUuid);
+  const process = row.name.startsWith('nats-') ? 'NATS server' : 'router';
+  return ` (held by agent ${agent?.name ?? row.agentUuid}'s ${process})`;
+}
+
+/** Deletes a CA that has signed nothing still stored; 409 names every certificate it signed and who holds it. */
 export async function deleteCertificateAuthority(name: string): Promise<void> {
   await requireCertificateAuthority(name);
-  const signed = (await listIssuedCertificates())
-    .filter((row) => row.signedBy === name)
-    .map((row) => row.name);
-  if (signed.length > 0) {
+  const users = await usersOfCertificateAuthority(name);
+  if (users.length > 0) {
     throw new ConflictError(
-      `CA ${name} has signed certificates ${signed.join(', ')}; delete their agents first`,
+      `CA ${name} still signs certificates in use: ${users.slice(0, 5).join(', ')}${users.length > 5 ? ` and ${users.length - 5} more` : ''}; delete them (or their agents) first`,
     );
   }
   await deleteCertificate(name);
 }
 
-const certificateView = (row: CertificateRow) => ({
-  name: row.name,
-  subject: row.subject,
-  signedBy: row.signedBy,
-  hosts: row.hosts,
-  agentUuid: row.agentUuid,
-  serialNumber: row.serialNumber,
-  valid_from: row.validFrom,
-  valid_to: row.validTo,
-  version: row.version,
-  data: { certificate: row.certPem },
-});
+/** The CA that signed a certificate, by name (null for a CA or a self-signed certificate). */
+const caNameOf = (row: CertificateRow) => (row.signedBy === row.name ? null : row.signedBy);
 
-export async function listCertificateViews() {
-  return (await listIssuedCertificates()).map(certificateView);
+/** A certificate as the SDK's CertificateInfo lists it (`hosts` one comma-separated string). */
+function listedCertificate(row: CertificateRow, now: number) {
+  return {
+    name: row.name,
+    subject: row.subject,
+    hosts: row.hosts.join(','),
+    isCA: row.isCA,
+    validFrom: row.validFrom,
+    validTo: row.validTo,
+    serialNumber: row.serialNumber,
+    daysRemaining: daysRemaining(row, now),
+    isExpired: isExpired(row, now),
+    caName: caNameOf(row),
+  };
 }
 
+/** GET /api/v3/certificates: every CA and certificate, CAs first. */
+export async function listCertificateViews() {
+  const now = nowMs();
+  return (await listAllCertificates()).map((row) => listedCertificate(row, now));
+}
+
+/**
+ * GET /api/v3/certificates/{name}: a CA or a certificate, with its chain (the CAs above it) and its
+ * certificate; never its key.
+ */
 export async function getCertificateView(name: string) {
   const row = await getCertificate(name);
-  if (!row || row.isCA) throw new NotFoundError(`Certificate with name ${name} not found`);
-  return certificateView(row);
+  if (!row) throw new NotFoundError(`Certificate with name ${name} not found`);
+  const caName = caNameOf(row);
+  const ca = caName ? await getCertificate(caName) : undefined;
+  return {
+    ...listedCertificate(row, nowMs()),
+    certificateChain: ca ? [{ name: ca.name, subject: ca.subject }] : [],
+    data: { certificate: row.certPem },
+  };
+}
+
+/**
+ * GET /api/v3/certificates/expiring: what expires within `days` (or has expired), soonest first, with
+ * the fields the SDK decodes and the reference's own names beside them.
+ */
+export async function listExpiringCertificateViews(days: number) {
+  const now = nowMs();
+  const horizon = now + days * DAY_MS;
+  return (await listAllCertificates())
+    .filter((row) => Date.parse(row.validTo) <= horizon)
+    .sort((a, b) => Date.parse(a.validTo) - Date.parse(b.validTo))
+    .map((row) => {
+      const listed = listedCertificate(row, now);
+      return {
+        ...listed,
+        is_ca: listed.isCA,
+        valid_from: listed.validFrom,
+        valid_to: listed.validTo,
+        days_remaining: listed.daysRemaining,
+        ca_name: listed.caName,
+      };
+    });
+}
+
+/** What POST /api/v3/certificates and a renewal answer (the SDK's names, the reference's beside them). */
+function issuedReply(row: CertificateRow) {
+  return {
+    name: row.name,
+    subject: row.subject,
+    hosts: row.hosts.join(','),
+    validFrom: row.validFrom,
+    validTo: row.validTo,
+    caName: caNameOf(row),
+    valid_from: row.validFrom,
+    valid_to: row.validTo,
+    ca_name: caNameOf(row),
+  };
+}
+
+/** A CA that may sign now: it exists, is a CA, and has not expired. */
+async function signingAuthority(name: string, field: string): Promise<CertificateRow> {
+  const ca = await getCertificate(name);
+  if (!ca?.isCA) throw new NotFoundError(`CA with name ${name} not found`);
+  if (isExpired(ca, nowMs())) {
+    throw new ValidationError(
+      `Field '${field}': CA ${name} expired on ${ca.validTo} and cannot sign; rotate it with POST /api/v3/certificates/ca/${name}/rotate`,
+    );
+  }
+  return ca;
+}
+
+/**
+ * POST /api/v3/certificates: a certificate for `hosts`, signed by a CA fogbridge holds or self-signed.
+ * An `expiration` that would outlast its CA is refused (no leaf outlives its CA); without one it lasts
+ * five years or until its CA expires, whichever is first.
+ */
+export async function createCertificate(body: CreateCertificateBody) {
+  if (await getCertificate(body.name))
+    throw new ConflictError(`Certificate with name ${body.name} already exists`);
+  const hosts = splitHosts(body.hosts);
+  const validityDays = body.expiration === undefined ? undefined : expirationDays(body.expiration);
+  let row: CertificateRow;
+  if (body.ca.type === 'self-signed') {
+    row = await selfSignedUserRow(body.name, body.subject, hosts, validityDays);
+  } else {
+    const ca = await signingAuthority(body.ca.secretName!, 'ca.secretName');
+    if (validityDays !== undefined && nowMs() + validityDays * DAY_MS > Date.parse(ca.validTo)) {
+      throw new ValidationError(
+        `Field 'expiration': ${body.expiration} lasts past its CA ${ca.name}, which expires on ${ca.validTo}`,
+      );
+    }
+    row = await signedLeafRow(
+      {
+        name: body.name,
+        commonName: body.subject,
+        hosts,
+        ...(validityDays === undefined ? {} : { validityDays }),
+      },
+      ca,
+      { agentUuid: null, source: 'user' },
+    );
+  }
+  if (!(await putNewCertificate(row)))
+    throw new ConflictError(`Certificate with name ${body.name} already exists`);
+  return issuedReply(row);
+}
+
+async function selfSignedUserRow(
+  name: string,
+  subject: string,
+  hosts: readonly string[],
+  validityDays: number | undefined,
+  existing?: CertificateRow,
+): Promise<CertificateRow> {
+  const issued = await selfSignedLeaf({
+    commonName: subject,
+    hosts,
+    now: new Date(nowMs()),
+    ...(validityDays === undefined ? {} : { validityDays }),
+  });
+  const facts = certificateFacts(issued.certPem);
+  const now = new Date(nowMs()).toISOString();
+  return {
+    name,
+    isCA: false,
+    subject: facts.subject,
+    hosts: [...hosts],
+    signedBy: name,
+    signerFingerprint: facts.fingerprint,
+    validFrom: facts.validFrom,
+    validTo: facts.validTo,
+    serialNumber: facts.serialNumber,
+    fingerprint: facts.fingerprint,
+    certPem: issued.certPem,
+    caPem: issued.certPem,
+    keySealed: await sealSecret(issued.keyPem, name),
+    source: 'user',
+    agentUuid: null,
+    ...(validityDays === undefined ? {} : { validityDays }),
+    version: (existing?.version ?? 0) + 1,
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+  };
+}
+
+/** A path name that must be a certificate, not a CA (the leaf routes). */
+async function requireLeaf(name: string, use: string): Promise<CertificateRow> {
+  const row = await getCertificate(name);
+  if (!row) throw new NotFoundError(`Certificate with name ${name} not found`);
+  if (row.isCA) throw new ValidationError(`Field 'name': ${name} is a CA; ${use}`);
+  return row;
+}
+
+/**
+ * DELETE /api/v3/certificates/{name}: a certificate a user made. An agent's own certificate is refused
+ * (409 naming the agent): its router or NATS server presents it, and it goes with the agent.
+ */
+export async function deleteCertificateByName(name: string): Promise<void> {
+  const row = await requireLeaf(name, `delete it with DELETE /api/v3/certificates/ca/${name}`);
+  if (row.agentUuid) {
+    throw new ConflictError(
+      `Certificate ${name} is in use${await heldBy(row)}; it is removed with its agent or when that agent's ${row.name.startsWith('nats-') ? 'NATS mode' : 'router mode'} becomes none`,
+    );
+  }
+  await deleteCertificate(name);
+}
+
+/** The days a certificate was issued for: as asked, else its own span (an agent's: the fleet default). */
+function lifetimeDays(row: CertificateRow): number | undefined {
+  if (row.validityDays !== undefined || row.source === 'issued') return row.validityDays;
+  return (Date.parse(row.validTo) - Date.parse(row.validFrom)) / DAY_MS;
+}
+
+/**
+ * Issues a certificate again with the same name, subject, names and CA (keeping it as its CA's, which
+ * the reference loses) and a new key and serial, for as long as it was issued for (never past its CA);
+ * an agent's is delivered as a volume-mount change (the Router reloads its TLS files, no rebuild).
+ * Returns undefined when another writer replaced it first.
+ */
+export async function reissueCertificate(
+  row: CertificateRow,
+  ca: CertificateRow | undefined,
+): Promise<CertificateRow | undefined> {
+  const validityDays = lifetimeDays(row);
+  const next =
+    ca === undefined
+      ? await selfSignedUserRow(row.name, row.subject, row.hosts, validityDays, row)
+      : await signedLeafRow(
+          {
+            name: row.name,
+            commonName: row.subject,
+            hosts: row.hosts,
+            ...(validityDays === undefined ? {} : { validityDays }),
+          },
+          ca,
+          { agentUuid: row.agentUuid, source: row.source },
+          row,
+        );
+  if (!(await replaceCertificate(next, row.version))) return undefined;
+  if (row.agentUuid) await raiseChangeFlags(row.agentUuid, ['volumeMounts']);
+  return next;
+}
+
+/** POST /api/v3/certificates/{name}/renew: a new serial and key, the same names and CA. */
+export async function renewCertificate(name: string) {
+  const row = await requireLeaf(name, `rotate it with POST /api/v3/certificates/ca/${name}/rotate`);
+  const ca = row.signedBy === row.name ? undefined : await signingAuthority(row.signedBy, 'name');
+  const renewed = await reissueCertificate(row, ca);
+  if (!renewed) throw new ContentionError(`Certificate ${name} changed while it was renewed; try again`);
+  return { ...issuedReply(renewed), renewed: true };
+}
+
+/**
+ * POST /api/v3/certificates/ca/{name}/rotate: a new key and certificate for a CA fogbridge made, with
+ * the same subject and lifetime. The fleet moves to it in phases the sweeper advances (see CaRotation):
+ * the new CA joins every trust file, then leaves are reissued under it, then the old CA leaves the trust
+ * files, each phase only once every site acknowledged the one before.
+ */
+export async function rotateCertificateAuthority(name: string) {
+  const ca = await requireCertificateAuthority(name);
+  if (ca.source !== 'self-signed') {
+    throw new ValidationError(
+      `Field 'name': CA ${name} was imported (${ca.source}); fogbridge holds no way to make its successor, import the new CA under a new name instead`,
+    );
+  }
+  if (ca.rotation) {
+    throw new ConflictError(`CA ${name} is already being rotated (phase ${ca.rotation.phase}, since ${ca.rotation.phaseSince})`);
+  }
+  const pem = await newCertificateAuthority(ca.subject, {
+    validityDays: lifetimeDays(ca) ?? (Date.parse(ca.validTo) - Date.parse(ca.validFrom)) / DAY_MS,
+    now: new Date(nowMs()),
+  });
+  const facts = certificateFacts(pem.certPem);
+  const now = new Date(nowMs()).toISOString();
+  const next: CertificateRow = {
+    ...ca,
+    validFrom: facts.validFrom,
+    validTo: facts.validTo,
+    serialNumber: facts.serialNumber,
+    fingerprint: facts.fingerprint,
+    signerFingerprint: facts.fingerprint,
+    certPem: pem.certPem,
+    caPem: pem.certPem,
+    keySealed: await sealSecret(pem.keyPem, name),
+    version: ca.version + 1,
+    updatedAt: now,
+    rotation: {
+      phase: 'trust',
+      previousCertPem: ca.certPem,
+      previousKeySealed: ca.keySealed,
+      previousFingerprint: ca.fingerprint,
+      startedAt: now,
+      phaseSince: now,
+    },
+  };
+  if (!(await replaceCertificate(next, ca.version)))
+    throw new ContentionError(`CA ${name} changed while it was rotated; try again`);
+  await askRouterReconciles((await listAgentRows()).map((agent) => agent.uuid));
+  return {
+    name,
+    subject: next.subject,
+    validFrom: next.validFrom,
+    validTo: next.validTo,
+    serialNumber: next.serialNumber,
+    phase: 'trust' as const,
+  };
 }

@@ -162,7 +162,7 @@ export async function createCertificateAuthority(
   return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
 }
 
-/** A server-and-client certificate for `hosts`, signed by `ca`. */
+/** A server-and-client certificate for `hosts`, signed by `ca`, valid until its CA is at the latest. */
 export async function issueCertificate(
   ca: KeyPairPem,
   leaf: { commonName: string; hosts: readonly string[]; validityDays?: number; now?: Date },
@@ -177,6 +177,9 @@ export async function issueCertificate(
     leaf.validityDays ?? ROUTER_LEAF_VALIDITY_DAYS,
     leaf.now ?? new Date(),
   );
+  // A leaf never outlives its CA: past the CA's notAfter no peer would accept it anyway, and a renewal
+  // that cannot reach further than the CA is what says the CA itself is due.
+  if (cert.validity.notAfter > caCert.validity.notAfter) cert.validity.notAfter = caCert.validity.notAfter;
   cert.setIssuer(issuerAttributes(forge, caCert));
   const caKeyId = (caCert.getExtension('subjectKeyIdentifier') as { subjectKeyIdentifier?: string } | null)
     ?.subjectKeyIdentifier;
@@ -189,6 +192,34 @@ export async function issueCertificate(
     ...(caKeyId ? [{ name: 'authorityKeyIdentifier', keyIdentifier: forge.util.hexToBytes(caKeyId) }] : []),
   ]);
   signCertificate(forge, cert, toPkcs1Pem(ca.keyPem));
+  return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
+}
+
+/** A self-signed server-and-client certificate for `hosts` (its own trust anchor; CA:FALSE). */
+export async function selfSignedLeaf(leaf: {
+  commonName: string;
+  hosts: readonly string[];
+  validityDays?: number;
+  now?: Date;
+}): Promise<KeyPairPem> {
+  const forge = await forgeLibrary();
+  const keys = await newKeyPair(forge);
+  const cert = baseCertificate(
+    forge,
+    keys.publicKey,
+    leaf.commonName,
+    leaf.validityDays ?? ROUTER_LEAF_VALIDITY_DAYS,
+    leaf.now ?? new Date(),
+  );
+  cert.setIssuer(cert.subject.attributes);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false, critical: true },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: 'extKeyUsage', serverAuth: true, clientAuth: true },
+    { name: 'subjectAltName', altNames: subjectAltNames(leaf.hosts) },
+    { name: 'subjectKeyIdentifier' },
+  ]);
+  signCertificate(forge, cert, keys.privateKeyPem);
   return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
 }
 

@@ -39,7 +39,7 @@ export function nestingDepth(source: string): number {
  * (a parser recursing into hostile input must never run), then one document, its kind, and that it has
  * metadata and spec. `apiVersion` is not checked.
  */
-export function loadYamlDocument(source: string, kind: string): Record<string, unknown> {
+export function loadYamlDocument(source: string, kind: string | readonly string[]): Record<string, unknown> {
   if (Buffer.byteLength(source, 'utf8') > MAX_YAML_BYTES) {
     throw new ValidationError(`Error parsing YAML: document is larger than ${MAX_YAML_BYTES} bytes`);
   }
@@ -79,7 +79,8 @@ export function loadYamlDocument(source: string, kind: string): Record<string, u
   const object = value as Record<string, unknown>;
   if (object.kind === undefined || object.kind === null)
     throw new ValidationError('Invalid YAML format: missing kind field');
-  if (object.kind !== kind) throw new ValidationError(`Invalid kind ${show(object.kind)}`);
+  if (!(typeof kind === 'string' ? [kind] : kind).includes(object.kind as string))
+    throw new ValidationError(`Invalid kind ${show(object.kind)}`);
   if (object.metadata == null || object.spec == null) {
     throw new ValidationError('Invalid YAML format: missing metadata or spec');
   }

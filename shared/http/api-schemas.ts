@@ -255,6 +255,10 @@ export const certificateAuthorityListView = z
         .object({
           name: z.string(),
           subject: z.string(),
+          isCA: z.literal(true),
+          validFrom: z.string(),
+          validTo: z.string(),
+          serialNumber: z.string(),
           valid_from: z.string(),
           valid_to: z.string(),
           days_remaining: z.number(),
@@ -265,20 +269,67 @@ export const certificateAuthorityListView = z
   })
   .strict();
 
-export const certificateView = z
+/** A CA or certificate as the SDK's CertificateInfo decodes it (`hosts` one comma-separated string). */
+const listedCertificate = {
+  name: z.string(),
+  subject: z.string(),
+  hosts: z.string(),
+  isCA: z.boolean(),
+  validFrom: z.string(),
+  validTo: z.string(),
+  serialNumber: z.string(),
+  daysRemaining: z.number(),
+  isExpired: z.boolean(),
+  caName: z.string().nullable(),
+};
+
+export const certificateListView = z.object({ certificates: z.array(z.strictObject(listedCertificate)) }).strict();
+
+export const certificateInfoView = z.strictObject({
+  ...listedCertificate,
+  certificateChain: z.array(z.strictObject({ name: z.string(), subject: z.string() })),
+  data: z.strictObject({ certificate: z.string() }),
+});
+
+export const expiringCertificateListView = z
   .object({
-    name: z.string(),
-    subject: z.string(),
-    signedBy: z.string(),
-    hosts: z.array(z.string()),
-    agentUuid: z.string().nullable(),
-    serialNumber: z.string(),
-    valid_from: z.string(),
-    valid_to: z.string(),
-    version: z.number(),
-    data: z.object({ certificate: z.string() }).strict(),
+    certificates: z.array(
+      z.strictObject({
+        ...listedCertificate,
+        is_ca: z.boolean(),
+        valid_from: z.string(),
+        valid_to: z.string(),
+        days_remaining: z.number(),
+        ca_name: z.string().nullable(),
+      }),
+    ),
   })
   .strict();
+
+const issuedCertificate = {
+  name: z.string(),
+  subject: z.string(),
+  hosts: z.string(),
+  validFrom: z.string(),
+  validTo: z.string(),
+  caName: z.string().nullable(),
+  valid_from: z.string(),
+  valid_to: z.string(),
+  ca_name: z.string().nullable(),
+};
+
+export const createdCertificate = z.strictObject(issuedCertificate);
+
+export const renewedCertificate = z.strictObject({ ...issuedCertificate, renewed: z.literal(true) });
+
+export const rotatedCertificateAuthority = z.strictObject({
+  name: z.string(),
+  subject: z.string(),
+  validFrom: z.string(),
+  validTo: z.string(),
+  serialNumber: z.string(),
+  phase: z.literal('trust'),
+});
 
 export const agentReconcileAccepted = z
   .object({ uuid: z.string(), reconcile: z.literal('requested') })

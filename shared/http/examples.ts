@@ -79,6 +79,27 @@ spec:
   },
   /** The operator's import of a fleet CA on Kubernetes (remote control planes create them themselves). */
   certificateAuthority: { name: 'router-site-ca', type: 'k8s-secret', secretName: 'router-site-ca' },
+  certificate: {
+    name: 'orders-api',
+    subject: 'orders-api',
+    hosts: 'orders.example.com,10.0.0.5',
+    expiration: 12,
+    ca: { type: 'direct', secretName: 'router-site-ca' },
+  },
+  certificateYaml: [
+    'apiVersion: datasance.com/v3',
+    'kind: Certificate',
+    'metadata:',
+    '  name: orders-api',
+    'spec:',
+    '  subject: orders-api',
+    '  hosts: orders.example.com,10.0.0.5',
+    '  expiration: 12',
+    '  ca:',
+    '    type: direct',
+    '    secretName: router-site-ca',
+    '',
+  ].join('\n'),
   imageRegistry: { url: 'registry.example.com', isPublic: false, username: 'puller', password: 'secret' },
   defaultRouter: {
     host: 'router.example.com',

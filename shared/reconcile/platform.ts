@@ -1,8 +1,8 @@
+import { nowMs } from '../clock.js';
 import { config } from '../context.js';
-import { certificateFacts, FLEET_CA_VALIDITY_DAYS, issueCertificate } from '../domain/pki.js';
+import { FLEET_CA_VALIDITY_DAYS } from '../domain/pki.js';
 import { type CertificateSpec, FLEET_CAS, routerCertificateSpecs } from '../domain/router-site.js';
 import { ReconcileError } from '../errors.js';
-import { openSecret, sealSecret } from '../secrets.js';
 import type { AgentRow } from '../store/agents.js';
 import {
   type CertificateRow,
@@ -11,6 +11,9 @@ import {
   putNewCertificate,
   replaceCertificate,
   selfSignedCertificateAuthorityRow,
+  signedLeafRow,
+  signerOf,
+  trustOf,
 } from '../store/certificates.js';
 import type { ChangeFlag } from '../store/changes.js';
 import type { PlatformStatusRow } from '../store/platform.js';
@@ -75,12 +78,15 @@ const sameHosts = (a: readonly string[], b: readonly string[]) =>
   [...new Set(a)].sort().join('\n') === [...new Set(b)].sort().join('\n');
 
 /**
- * Issues `spec` unless the stored certificate already matches it; true when it wrote one. With `created`,
- * a certificate that does not exist yet is not written but handed back there, for the caller to write
- * with other items in one batch write (unconditionally: an agent's certificates are written only by its
- * own fog reconcile, which its message group runs one at a time, and a repeated run issues an equivalent
- * certificate for the same spec). A reissue is always written here, conditioned on the version it
- * replaces.
+ * Issues `spec` unless the stored certificate already matches it; true when it wrote one. A certificate
+ * matches when it belongs to the agent, names the spec's hosts and was signed by what signs under its CA
+ * now (`signerOf`: a CA replaced or being rotated makes it stale); one that matches but carries another
+ * trust file (a rotation adding or dropping a CA) gets the new trust file and keeps its key. With
+ * `created`, a certificate that does not exist yet is not written but handed back there, for the caller
+ * to write with other items in one batch write (unconditionally: an agent's certificates are written
+ * only by its own fog reconcile, which its message group runs one at a time, and a repeated run issues
+ * an equivalent certificate for the same spec). A rewrite is always written here, conditioned on the
+ * version it replaces.
  */
 export async function ensureCertificate(
   spec: CertificateSpec,
@@ -89,45 +95,34 @@ export async function ensureCertificate(
   created?: CertificateRow[],
 ): Promise<boolean> {
   const existing = await getCertificate(spec.name);
+  let row: CertificateRow;
   if (
     existing &&
     existing.agentUuid === agentUuid &&
     existing.signedBy === ca.name &&
-    existing.signerFingerprint === ca.fingerprint &&
+    existing.signerFingerprint === signerOf(ca).fingerprint &&
     sameHosts(existing.hosts, spec.hosts)
   ) {
-    return false;
+    if (existing.caPem === trustOf(ca)) return false;
+    row = {
+      ...existing,
+      caPem: trustOf(ca),
+      version: existing.version + 1,
+      updatedAt: new Date(nowMs()).toISOString(),
+    };
+  } else {
+    row = await signedLeafRow(
+      {
+        name: spec.name,
+        commonName: spec.commonName,
+        hosts: spec.hosts,
+        ...(spec.validityDays ? { validityDays: spec.validityDays } : {}),
+      },
+      ca,
+      { agentUuid, source: 'issued' },
+      existing,
+    );
   }
-  const issued = await issueCertificate(
-    { certPem: ca.certPem, keyPem: await openSecret(ca.keySealed, ca.name) },
-    {
-      commonName: spec.commonName,
-      hosts: spec.hosts,
-      ...(spec.validityDays ? { validityDays: spec.validityDays } : {}),
-    },
-  );
-  const facts = certificateFacts(issued.certPem);
-  const now = new Date().toISOString();
-  const row: CertificateRow = {
-    name: spec.name,
-    isCA: false,
-    subject: facts.subject,
-    hosts: spec.hosts,
-    signedBy: ca.name,
-    signerFingerprint: ca.fingerprint,
-    validFrom: facts.validFrom,
-    validTo: facts.validTo,
-    serialNumber: facts.serialNumber,
-    fingerprint: facts.fingerprint,
-    certPem: issued.certPem,
-    caPem: ca.caPem,
-    keySealed: await sealSecret(issued.keyPem, spec.name),
-    source: 'issued',
-    agentUuid,
-    version: (existing?.version ?? 0) + 1,
-    createdAt: existing?.createdAt ?? now,
-    updatedAt: now,
-  };
   if (!existing && created) {
     created.push(row);
     return true;

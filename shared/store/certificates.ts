@@ -1,6 +1,7 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { certificateFacts, createCertificateAuthority } from '../domain/pki.js';
-import { sealSecret } from '../secrets.js';
+import { nowMs } from '../clock.js';
+import { certificateFacts, createCertificateAuthority, issueCertificate } from '../domain/pki.js';
+import { openSecret, sealSecret } from '../secrets.js';
 import { conditionalWrite, documentClient, getItem, indexes, keys, tableName } from './client.js';
 import { queryIndex, queryPage } from './query.js';
 
@@ -26,12 +27,106 @@ export interface CertificateRow {
   /** The CA chain an agent trusts with it (`ca.crt`). */
   caPem: string;
   keySealed: string;
-  source: 'self-signed' | 'k8s-secret' | 'issued';
+  /**
+   * Where it came from: a CA fogbridge made or imported, a leaf issued to an agent (`issued`), or a
+   * certificate a user asked for with POST /api/v3/certificates (`user`).
+   */
+  source: 'self-signed' | 'k8s-secret' | 'issued' | 'user';
   /** The agent it belongs to (issued certificates). */
   agentUuid: string | null;
+  /** The lifetime it was asked for, in days (a renewal asks for the same; absent: its own span). */
+  validityDays?: number;
+  /** A CA being rotated: the key and certificate it replaces, and how far the fleet has come. */
+  rotation?: CaRotation;
   version: number;
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * A CA rotation in progress. `trust`: every trust file gains the new CA while leaves are still signed by
+ * the old one; `reissue`: leaves are signed by the new CA, both still trusted. When every site holds
+ * its reissued leaf, the rotation ends and the old CA leaves the trust files.
+ */
+export interface CaRotation {
+  phase: 'trust' | 'reissue';
+  previousCertPem: string;
+  previousKeySealed: string;
+  previousFingerprint: string;
+  startedAt: string;
+  /** When the phase began. */
+  phaseSince: string;
+}
+
+/** What signs under a CA now: the CA it replaces while the fleet learns to trust the new one. */
+export function signerOf(ca: CertificateRow): { certPem: string; keySealed: string; fingerprint: string } {
+  return ca.rotation?.phase === 'trust'
+    ? {
+        certPem: ca.rotation.previousCertPem,
+        keySealed: ca.rotation.previousKeySealed,
+        fingerprint: ca.rotation.previousFingerprint,
+      }
+    : { certPem: ca.certPem, keySealed: ca.keySealed, fingerprint: ca.fingerprint };
+}
+
+/** The trust file (`ca.crt`) a leaf of this CA is delivered with: both CAs while one replaces the other. */
+export function trustOf(ca: CertificateRow): string {
+  if (!ca.rotation) return ca.caPem;
+  const trimmed = ca.caPem.endsWith('\n') ? ca.caPem : `${ca.caPem}\n`;
+  return `${trimmed}${ca.rotation.previousCertPem}`;
+}
+
+/** What a leaf is issued as: its name, the CN and names it carries, and how long it is asked to last. */
+export interface LeafSpec {
+  name: string;
+  commonName: string;
+  hosts: readonly string[];
+  validityDays?: number;
+}
+
+/**
+ * A leaf signed under `ca` (by whichever key signs under it now, see `signerOf`), as stored: a new
+ * serial and key each time, never valid past the signing CA, `version` one past what it replaces.
+ */
+export async function signedLeafRow(
+  spec: LeafSpec,
+  ca: CertificateRow,
+  owner: { agentUuid: string | null; source: CertificateRow['source'] },
+  existing?: CertificateRow,
+): Promise<CertificateRow> {
+  const signer = signerOf(ca);
+  const issued = await issueCertificate(
+    { certPem: signer.certPem, keyPem: await openSecret(signer.keySealed, ca.name) },
+    {
+      commonName: spec.commonName,
+      hosts: spec.hosts,
+      now: new Date(nowMs()),
+      ...(spec.validityDays ? { validityDays: spec.validityDays } : {}),
+    },
+  );
+  const facts = certificateFacts(issued.certPem);
+  const now = new Date(nowMs()).toISOString();
+  return {
+    name: spec.name,
+    isCA: false,
+    subject: facts.subject,
+    hosts: [...spec.hosts],
+    signedBy: ca.name,
+    signerFingerprint: signer.fingerprint,
+    validFrom: facts.validFrom,
+    validTo: facts.validTo,
+    serialNumber: facts.serialNumber,
+    fingerprint: facts.fingerprint,
+    certPem: issued.certPem,
+    caPem: trustOf(ca),
+    keySealed: await sealSecret(issued.keyPem, spec.name),
+    source: owner.source,
+    agentUuid: owner.agentUuid,
+    ...(spec.validityDays ? { validityDays: spec.validityDays } : {}),
+    version: (existing?.version ?? 0) + 1,
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+  };
 }
 
 function indexAttributes(row: CertificateRow) {
@@ -88,6 +183,12 @@ export async function listCertificateAuthorities(): Promise<CertificateRow[]> {
   return (await queryIndex<Record<string, unknown>>(indexes.byKind, 'CA')).map(strip);
 }
 
+/** Every CA and certificate, CAs first. */
+export async function listAllCertificates(): Promise<CertificateRow[]> {
+  const [cas, issued] = await Promise.all([listCertificateAuthorities(), listIssuedCertificates()]);
+  return [...cas, ...issued];
+}
+
 export async function listIssuedCertificates(): Promise<CertificateRow[]> {
   return (await queryIndex<Record<string, unknown>>(indexes.byKind, 'CERT')).map(strip);
 }
@@ -103,9 +204,9 @@ export async function selfSignedCertificateAuthorityRow(
   subject: string,
   validityDays: number,
 ): Promise<CertificateRow> {
-  const pem = await createCertificateAuthority(subject, { validityDays });
+  const pem = await createCertificateAuthority(subject, { validityDays, now: new Date(nowMs()) });
   const facts = certificateFacts(pem.certPem);
-  const now = new Date().toISOString();
+  const now = new Date(nowMs()).toISOString();
   return {
     name,
     isCA: true,
@@ -122,6 +223,7 @@ export async function selfSignedCertificateAuthorityRow(
     keySealed: await sealSecret(pem.keyPem, name),
     source: 'self-signed',
     agentUuid: null,
+    validityDays,
     version: 1,
     createdAt: now,
     updatedAt: now,
