@@ -10,6 +10,8 @@ export type GoType =
   | 'float'
   | 'bool'
   | 'any'
+  /** time.Time: an RFC 3339 string (its UnmarshalJSON refuses anything else). */
+  | 'time'
   | { slice: GoType }
   | { map: GoType }
   | { struct: GoStruct };
@@ -33,6 +35,12 @@ export function goUnmarshal(value: unknown, type: GoType, path = 'value'): void 
   };
   if (type === 'string') {
     if (typeof value !== 'string') fail('string');
+  } else if (type === 'time') {
+    if (
+      typeof value !== 'string' ||
+      !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(value)
+    )
+      fail('time.Time');
   } else if (type === 'bool') {
     if (typeof value !== 'boolean') fail('bool');
   } else if (type === 'int') {
