@@ -130,7 +130,9 @@ export const routes = [
     query: z.object({ days: expiringWindowDays.optional() }),
     responses: { 200: expiringCertificateListView },
     handler: async ({ queries }) =>
-      reply.ok({ certificates: await listExpiringCertificateViews((queries.days as number | undefined) ?? 30) }),
+      reply.ok({
+        certificates: await listExpiringCertificateViews((queries.days as number | undefined) ?? 30),
+      }),
   }),
   route({
     method: 'GET',

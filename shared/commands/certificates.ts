@@ -119,6 +119,8 @@ export interface CertificateAuthorityView {
   serialNumber: string;
   /** The certificate only: fogbridge never hands out a CA's private key. */
   data: { certificate: string };
+  /** A rotation in progress: its phase and since when. */
+  rotation?: { phase: 'trust' | 'reissue'; startedAt: string; phaseSince: string };
 }
 
 async function requireCertificateAuthority(name: string): Promise<CertificateRow> {
@@ -137,6 +139,15 @@ export async function getCertificateAuthority(name: string): Promise<Certificate
     validTo: row.validTo,
     serialNumber: row.serialNumber,
     data: { certificate: row.certPem },
+    ...(row.rotation
+      ? {
+          rotation: {
+            phase: row.rotation.phase,
+            startedAt: row.rotation.startedAt,
+            phaseSince: row.rotation.phaseSince,
+          },
+        }
+      : {}),
   };
 }
 
@@ -438,7 +449,9 @@ export async function rotateCertificateAuthority(name: string) {
     );
   }
   if (ca.rotation) {
-    throw new ConflictError(`CA ${name} is already being rotated (phase ${ca.rotation.phase}, since ${ca.rotation.phaseSince})`);
+    throw new ConflictError(
+      `CA ${name} is already being rotated (phase ${ca.rotation.phase}, since ${ca.rotation.phaseSince})`,
+    );
   }
   const pem = await newCertificateAuthority(ca.subject, {
     validityDays: lifetimeDays(ca) ?? (Date.parse(ca.validTo) - Date.parse(ca.validFrom)) / DAY_MS,

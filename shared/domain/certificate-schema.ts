@@ -38,12 +38,15 @@ const MIN_EXPIRATION_MS = 86_400_000;
  * `expiration` as the reference reads it: whole months from 1 to 999, else milliseconds from one day to
  * about a century; zero, negative, fractional and in-between values are refused.
  */
-const expiration = z.number().refine(
-  (n) => Number.isInteger(n) && ((n >= 1 && n < 1000) || (n >= MIN_EXPIRATION_MS && n <= 3_153_600_000_000)),
-  {
-    message: `must be whole months from 1 to 999, or milliseconds from ${MIN_EXPIRATION_MS} (one day) to 3153600000000 (about a century)`,
-  },
-);
+const expiration = z
+  .number()
+  .refine(
+    (n) =>
+      Number.isInteger(n) && ((n >= 1 && n < 1000) || (n >= MIN_EXPIRATION_MS && n <= 3_153_600_000_000)),
+    {
+      message: `must be whole months from 1 to 999, or milliseconds from ${MIN_EXPIRATION_MS} (one day) to 3153600000000 (about a century)`,
+    },
+  );
 
 export const CA_TYPES = ['self-signed', 'k8s-secret', 'direct'] as const;
 
@@ -112,7 +115,14 @@ const certificateHosts = z
 
 /** The names of a `hosts` string, trimmed, empty entries dropped, each once. */
 export function splitHosts(hosts: string): string[] {
-  return [...new Set(hosts.split(',').map((name) => name.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      hosts
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 export const CERTIFICATE_SIGNER_TYPES = ['self-signed', 'direct', 'k8s-secret'] as const;
@@ -132,7 +142,12 @@ export const createCertificateBody = z
   })
   .superRefine((body, context) => {
     if (body.ca.type !== 'self-signed' && body.ca.secretName === undefined)
-      context.addIssue({ code: 'invalid_type', expected: 'string', path: ['ca', 'secretName'], input: undefined });
+      context.addIssue({
+        code: 'invalid_type',
+        expected: 'string',
+        path: ['ca', 'secretName'],
+        input: undefined,
+      });
   });
 
 export type CreateCertificateBody = z.output<typeof createCertificateBody>;

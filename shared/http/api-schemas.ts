@@ -245,6 +245,9 @@ export const certificateAuthorityView = z
     validTo: z.string(),
     serialNumber: z.string(),
     data: z.object({ certificate: z.string() }).strict(),
+    rotation: z
+      .strictObject({ phase: z.enum(['trust', 'reissue']), startedAt: z.string(), phaseSince: z.string() })
+      .optional(),
   })
   .strict();
 
@@ -283,7 +286,9 @@ const listedCertificate = {
   caName: z.string().nullable(),
 };
 
-export const certificateListView = z.object({ certificates: z.array(z.strictObject(listedCertificate)) }).strict();
+export const certificateListView = z
+  .object({ certificates: z.array(z.strictObject(listedCertificate)) })
+  .strict();
 
 export const certificateInfoView = z.strictObject({
   ...listedCertificate,

@@ -10,7 +10,12 @@ import {
   enqueueServiceReconcile,
 } from '../queue/publishers.js';
 import { getAgentRows, listAgentRows, listAgentUuidPage, listPendingAgentUuids } from '../store/agents.js';
-import { deleteCertificatesOf, listIssuedCertificatePage } from '../store/certificates.js';
+import {
+  type CertificateRow,
+  deleteCertificatesOf,
+  listCertificateAuthorities,
+  listIssuedCertificatePage,
+} from '../store/certificates.js';
 import { keys } from '../store/client.js';
 import { listAccountPage, listAccountRows } from '../store/nats-accounts.js';
 import {
@@ -30,6 +35,7 @@ import {
   type ServiceRow,
 } from '../store/services.js';
 import { getDriftCursor, putDriftCursor } from '../store/sweep-cursors.js';
+import { advanceCaRotations, renewDueCertificates, rotateDueFleetAuthorities } from './certificates.js';
 import { hubDriftedInWindows, routerDrifted } from './drift.js';
 import { servicesWithDriftedSets } from './service-sets.js';
 
@@ -77,7 +83,7 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
   // The operator may rewrite its NATS ConfigMaps at any time: their write-backs are re-checked each sweep.
   if (config().controlPlane === 'kubernetes') await askNatsHubReconcile();
   const releasedPorts = await releaseOrphanPorts(now);
-  await removeOrphanCertificates();
+  await sweepCertificates();
   await redriveApplicationAccounts(options.full);
   const result = { services, routers: routers.size, drifted: drifted.length, driftedServices, releasedPorts };
   if (services + routers.size + releasedPorts > 0) logger.info('sweep re-drove work', { ...result });
@@ -102,29 +108,42 @@ async function redriveApplicationAccounts(full: boolean): Promise<void> {
   if (page.applications.length > 0) await askNatsApplicationReconciles(page.applications);
 }
 
-/** Certificates checked for a gone owner per sweep (one page of the certificate list). */
+/** Certificates checked per sweep (one page of the certificate list). */
 const CERTIFICATE_WINDOW = 1000;
 
 /**
- * Issued certificates whose agent is gone (a reconcile that issued them ran while the agent was being
- * deleted and nothing removed them after): a rotating window per sweep, owners read in batches, and the
- * orphans deleted (each only while it still names that owner).
+ * The certificates, a rotating window of them per sweep: those whose agent is gone are removed, those
+ * about to expire are renewed; then the fleet CAs fogbridge made are rotated before they expire, and
+ * every CA rotation is moved on as far as its sites allow.
  */
-async function removeOrphanCertificates(): Promise<void> {
+async function sweepCertificates(): Promise<void> {
   const page = await listIssuedCertificatePage(await getDriftCursor('certificates'), CERTIFICATE_WINDOW);
   await putDriftCursor(page.next, 'certificates');
+  const kept = await removeOrphanCertificates(page.certificates);
+  const cas = await listCertificateAuthorities();
+  await renewDueCertificates(kept, new Map(cas.map((ca) => [ca.name, ca])));
+  const rotated = await rotateDueFleetAuthorities(cas);
+  await advanceCaRotations(cas.filter((ca) => !rotated.includes(ca.name)));
+}
+
+/**
+ * Issued certificates whose agent is gone (a reconcile that issued them ran while the agent was being
+ * deleted and nothing removed them after): owners read in batches, and the orphans deleted (each only
+ * while it still names that owner). Returns the certificates that stay.
+ */
+async function removeOrphanCertificates(certificates: readonly CertificateRow[]): Promise<CertificateRow[]> {
   const owners = [
-    ...new Set(
-      page.certificates.flatMap((certificate) => (certificate.agentUuid ? [certificate.agentUuid] : [])),
-    ),
+    ...new Set(certificates.flatMap((certificate) => (certificate.agentUuid ? [certificate.agentUuid] : []))),
   ];
   const present = await getAgentRows(owners);
-  for (const owner of owners.filter((uuid) => !present.has(uuid))) {
-    const names = page.certificates.filter((c) => c.agentUuid === owner).map((c) => c.name);
+  const gone = owners.filter((uuid) => !present.has(uuid));
+  for (const owner of gone) {
+    const names = certificates.filter((c) => c.agentUuid === owner).map((c) => c.name);
     const deleted = await deleteCertificatesOf(owner, names);
     if (deleted > 0)
       logger.warn('removed certificates of an agent that is gone', { agentUuid: owner, deleted });
   }
+  return certificates.filter((c) => !c.agentUuid || !gone.includes(c.agentUuid));
 }
 
 async function redrivePendingServices(graceMs: number, now: number): Promise<number> {

@@ -1,13 +1,11 @@
 import { X509Certificate } from 'node:crypto';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
-import tls from 'node:tls';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutConnector, checkoutListener, checkoutYaml } from '../fixtures/seed-000.js';
 import { createHub, createSeedBackend, fabricSettled, HUB } from '../fixtures/world.js';
 import { type ApiClient, eventually } from '../support/client.js';
 import { type GoType, goUnmarshal } from '../support/go-json.js';
+import { handshake } from '../support/router-tls.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { ScriptedAgent } from '../support/scripted-agent.js';
 
@@ -141,42 +139,6 @@ function credentials(profileName: string, state: Awaited<ReturnType<typeof pulle
   const profile = state.config.sslProfiles[profileName]!;
   const file = (path: string | undefined) => state.agent.containerFile(state.router, path ?? '')!;
   return { ca: file(profile.caCertFile), cert: file(profile.certFile), key: file(profile.privateKeyFile) };
-}
-
-/** Opens a TLS connection as skrouterd would on a link: mutual authentication, the server's name checked. */
-async function handshake(
-  server: { ca: string; cert: string; key: string },
-  client: { ca: string; cert: string; key: string },
-  servername: string,
-): Promise<{ ok: true; clientSubject: string } | { ok: false; error: string }> {
-  const listener = tls.createServer({ ...server, requestCert: true, rejectUnauthorized: true }, (socket) =>
-    socket.end(),
-  );
-  const peers: string[] = [];
-  listener.on('secureConnection', (socket) => peers.push(String(socket.getPeerCertificate().subject?.CN)));
-  listener.listen(0, '127.0.0.1');
-  await once(listener, 'listening');
-  const { port } = listener.address() as AddressInfo;
-  try {
-    return await new Promise((resolve) => {
-      const socket = tls.connect({ host: '127.0.0.1', port, servername, ...client });
-      socket.once('secureConnect', () => {
-        // The server may still refuse the client's certificate after the client is done: wait for its verdict.
-        socket.once('data', () => undefined);
-        socket.once('end', () =>
-          resolve(peers.length > 0 ? { ok: true, clientSubject: peers[0]! } : { ok: false, error: 'closed' }),
-        );
-        socket.once('error', (error) =>
-          resolve({ ok: false, error: (error as NodeJS.ErrnoException).code ?? error.message }),
-        );
-      });
-      socket.once('error', (error) =>
-        resolve({ ok: false, error: (error as NodeJS.ErrnoException).code ?? error.message }),
-      );
-    });
-  } finally {
-    listener.close();
-  }
 }
 
 /** Credentials from a CA the fleet does not know (a stranger with the same names). */
