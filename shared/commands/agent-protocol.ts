@@ -10,6 +10,7 @@ import { incompleteRouterConfig, routerContainer } from '../domain/router-micros
 import { routerCertificateSpecs } from '../domain/router-site.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { logger } from '../log/logger.js';
+import { askRouterReconciles } from '../queue/publishers.js';
 import { getAgentConfig, putAgentConfig, putAgentStatus } from '../store/agent-reports.js';
 import { type AgentRow, getAgentRow } from '../store/agents.js';
 import { getMicroservice, listMicroservicesByAgent, type MicroserviceRow } from '../store/applications.js';
@@ -26,6 +27,7 @@ import { type ImageRegistryRow, listImageRegistries } from '../store/image-regis
 import { getMount, mountData } from '../store/mounts.js';
 import { getNatsInstance } from '../store/nats.js';
 import { clearAppliedSites } from '../store/pending-sites.js';
+import { listRolloutHolds } from '../store/rollout-holds.js';
 import { getDefaultRouter, readRouterConfig } from '../store/routers.js';
 import {
   type ControllerMicroserviceRow,
@@ -59,7 +61,11 @@ export async function acknowledgeAgentChanges(
     );
   }
   // Edgelet acknowledges on every tick; only a new acknowledgement can have applied something.
-  if (acknowledged === 'moved') await clearAppliedSites(agentUuid, lastUpdated);
+  if (acknowledged !== 'moved') return;
+  await clearAppliedSites(agentUuid, lastUpdated);
+  // Routers that dial this agent and hold their rebuild until it has its side may go on now.
+  const held = await listRolloutHolds(agentUuid);
+  if (held.length > 0) await askRouterReconciles(held.map((hold) => hold.dialer));
 }
 
 /** PUT /agent/status: kept as the agent sent it, with the time it arrived (its "last seen"). */

@@ -223,6 +223,8 @@ async function describeSites(
         acknowledgedVersion: changes.acknowledged,
         rebuildPending: changes.rebuildRouter,
       };
+      const rollout = requests.get(key)?.rollout as SiteFacts['rollout'];
+      if (rollout) siteFacts.rollout = rollout;
     }
     sites.set(key, agentSite(agent, siteFacts, context));
   }

@@ -47,6 +47,20 @@ export interface TopologySite {
   configVersion?: number | null;
   acknowledgedVersion?: number | null;
   rebuildPending?: boolean;
+  /**
+   * What its router's rebuild waits for (an agent it dials that is not ready for the new dial), or,
+   * with `toldAt`, waited for until the bounded wait ran out and it was told anyway.
+   */
+  rollout?: RolloutWait;
+}
+
+/** A dialling router's held rebuild: the agent it dials, why it is not ready, since when; `toldAt`. */
+export interface RolloutWait {
+  upstream: string;
+  upstreamName: string;
+  reason: string;
+  since: string;
+  toldAt?: string;
 }
 
 export interface RouterLink {
@@ -113,6 +127,7 @@ export interface SiteFacts {
   /** The earliest pending-site marker of the agent (ISO time), if any. */
   waitingSince?: string;
   changes?: { configVersion: number; acknowledgedVersion: number; rebuildPending: boolean };
+  rollout?: RolloutWait;
 }
 
 /** An agent's site. */
@@ -141,6 +156,7 @@ export function agentSite(
     state,
     since,
     ...(facts.changes ?? {}),
+    ...(facts.rollout ? { rollout: facts.rollout } : {}),
   };
 }
 

@@ -418,6 +418,15 @@ const topologySiteView = z
     configVersion: z.number().int().nullable().optional(),
     acknowledgedVersion: z.number().int().nullable().optional(),
     rebuildPending: z.boolean().optional(),
+    rollout: z
+      .strictObject({
+        upstream: z.string(),
+        upstreamName: z.string(),
+        reason: z.string(),
+        since: z.string(),
+        toldAt: z.string().optional(),
+      })
+      .optional(),
   })
   .strict();
 

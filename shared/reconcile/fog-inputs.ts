@@ -103,6 +103,7 @@ export async function readFogInputs(routerKey: string, service: string | undefin
       fabricCompleted: requests.fabricCompleted,
       fullRequested: requests.fullRequested,
       fullCompleted: requests.fullCompleted,
+      ...(requests.rollout ? { rollout: requests.rollout } : {}),
     },
     agent: item<AgentRow>('agent'),
     defaultRouter: item<DefaultRouterRow>('defaultRouter'),

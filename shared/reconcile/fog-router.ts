@@ -12,10 +12,11 @@ import { forgetPendingSites } from '../store/pending-sites.js';
 import { type PlatformStatusRow, putPlatformStatus } from '../store/platform.js';
 import { withReadSnapshot } from '../store/read-snapshot.js';
 import { markRouterRequestsCompleted } from '../store/router-requests.js';
-import { type DefaultRouterRow, deleteRouterConfig } from '../store/routers.js';
+import { type DefaultRouterRow, deleteRouterConfig, getRouterConfig } from '../store/routers.js';
 import { outsideReadSnapshot } from '../store/snapshot.js';
 import { recordTokenIntent } from '../store/token-index.js';
 import { type FogInputs, fabricReadKeys, readFogInputs } from './fog-inputs.js';
+import { rolloutGate } from './link-rollout.js';
 import { reconcileNats } from './nats.js';
 import { platformStatusChange, reconcilePlatform } from './platform.js';
 import { flagsOwedFor, rebuildTold, reconcileRouter } from './router-write.js';
@@ -89,7 +90,7 @@ async function computeRouter(
   if (items === AGENT_GONE) return AGENT_GONE;
   if (!agent && routerKey !== DEFAULT_ROUTER) await forgetRouter(routerKey);
   const written = await routerConfig(routerKey, inputs, computation);
-  const restart = agent ? written.restart : undefined;
+  const restart = await rebuildToTell(agent, written, inputs);
   const owed: Owed = {
     waits: undefined,
     raise: agent ? [...(items?.flags ?? []), ...flagsOwedFor({ written: written.written, restart })] : [],
@@ -103,6 +104,24 @@ async function computeRouter(
     await tellAgent(routerKey, owed);
     throw error;
   }
+}
+
+/**
+ * The rebuild a computation owes its agent and may tell now: none while an agent it dials is not ready
+ * for the new dial (see link-rollout.ts); that rebuild stays owed, and the next computation tells it.
+ */
+async function rebuildToTell(
+  agent: AgentRow | undefined,
+  written: Awaited<ReturnType<typeof reconcileRouter>>,
+  inputs: FogInputs,
+): Promise<{ digest: string } | undefined> {
+  if (!agent || !written.restart) return undefined;
+  const gate = await observeStep('fog: rollout order', async () => {
+    // A computation of the own part alone composes no whole config: the stored one holds what it wrote.
+    const planned = written.config ?? (await getRouterConfig(agent.uuid))?.config;
+    return planned ? rolloutGate(agent, planned, inputs.requests.rollout) : 'tell';
+  });
+  return gate === 'tell' ? written.restart : undefined;
 }
 
 /**

@@ -37,6 +37,7 @@ import {
 import { getDriftCursor, putDriftCursor } from '../store/sweep-cursors.js';
 import { advanceCaRotations, renewDueCertificates, rotateDueFleetAuthorities } from './certificates.js';
 import { hubDriftedInWindows, routerDrifted } from './drift.js';
+import { redriveExpiredHolds } from './link-rollout.js';
 import { servicesWithDriftedSets } from './service-sets.js';
 
 export interface SweepResult {
@@ -84,6 +85,7 @@ export async function sweep(options: { full: boolean; now?: number }): Promise<S
   if (config().controlPlane === 'kubernetes') await askNatsHubReconcile();
   const releasedPorts = await releaseOrphanPorts(now);
   await sweepCertificates();
+  await redriveExpiredHolds();
   await redriveApplicationAccounts(options.full);
   const result = { services, routers: routers.size, drifted: drifted.length, driftedServices, releasedPorts };
   if (services + routers.size + releasedPorts > 0) logger.info('sweep re-drove work', { ...result });

@@ -200,6 +200,8 @@ export const keys = {
   /** The users of an application's account: a partition per account. */
   applicationUser: (application: string, name: string) => ({ PK: `NATSUSERS#${application}`, SK: name }),
   natsSequence: () => ({ PK: 'NATSSEQ', SK: 'SEQ' }),
+  /** A dialling router whose rebuild waits for the agent it dials (one partition, by upstream). */
+  rolloutHold: (upstream: string, dialer: string) => ({ PK: 'ROLLOUTHOLDS', SK: `${upstream}#${dialer}` }),
   natsBundleVersion: () => ({ PK: 'NATSBUNDLE', SK: 'VERSION' }),
 };
 

@@ -2,6 +2,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type ChangeStamp, changeFlagsUpdate, raiseChangeFlags } from './changes.js';
 import { conditionalWrite, documentClient, keys, tableName } from './client.js';
 import { type PlatformStatusRow, platformStatusUpdate, putPlatformStatus } from './platform.js';
+import type { RolloutWait } from './rollout-holds.js';
 
 /**
  * A router's request counters (ROUTERREQ#<router>): every fog reconcile request takes the next number,
@@ -21,6 +22,8 @@ export interface RouterRequestsRow {
    */
   fullRequested?: number;
   fullCompleted?: number;
+  /** What the router's last rebuild waited for, if it had to (see link-rollout.ts). */
+  rollout?: RolloutWait;
 }
 
 export async function getRouterRequests(routerKey: string): Promise<RouterRequestsRow> {
@@ -34,6 +37,7 @@ export async function getRouterRequests(routerKey: string): Promise<RouterReques
     fabricCompleted: Item?.fabricCompleted as number | undefined,
     fullRequested: Item?.fullRequested as number | undefined,
     fullCompleted: Item?.fullCompleted as number | undefined,
+    ...(Item?.rollout ? { rollout: Item.rollout as RolloutWait } : {}),
   };
 }
 
