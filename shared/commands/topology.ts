@@ -6,6 +6,7 @@ import type { SitesSummary } from '../domain/service-sites.js';
 import {
   agentSite,
   carriesTag,
+  certificateProgress,
   checkRouterLink,
   countTopology,
   defaultRouterSite,
@@ -28,6 +29,7 @@ import {
 import { NotFoundError } from '../errors.js';
 import { getAgentStatuses } from '../store/agent-reports.js';
 import { type AgentRow, listAgentRows } from '../store/agents.js';
+import { listAgentCertificates, listCertificateAuthorities } from '../store/certificates.js';
 import { changeStateOf } from '../store/changes.js';
 import { batchGetItems, keys } from '../store/client.js';
 import { getNatsHub } from '../store/nats.js';
@@ -231,6 +233,29 @@ async function describeSites(
   return sites;
 }
 
+/**
+ * While a CA is rotated, each page site's certificates under it: which CA signed each, which its trust
+ * file holds (one index query per site, only during a rotation).
+ */
+async function addCaRotationProgress(
+  sites: Map<string, TopologySite>,
+  page: readonly string[],
+): Promise<void> {
+  const rotating = new Map(
+    (await listCertificateAuthorities()).filter((ca) => ca.rotation).map((ca) => [ca.name, ca]),
+  );
+  if (rotating.size === 0) return;
+  for (const key of page) {
+    const site = sites.get(key);
+    if (site?.kind !== 'agent') continue;
+    const progress = (await listAgentCertificates(key)).flatMap((leaf) => {
+      const ca = rotating.get(leaf.signedBy);
+      return ca ? [certificateProgress(leaf, { ...ca, previousCertPem: ca.rotation!.previousCertPem })] : [];
+    });
+    if (progress.length > 0) sites.set(key, { ...site, caRotation: progress });
+  }
+}
+
 /** Checks each router link against both ends' stored configs and states. */
 async function checkLinks(
   links: readonly RouterLink[],
@@ -304,6 +329,7 @@ async function fullForm(
   const links = scopeLinks.filter((link) => onPage.has(link.from));
   const ends = new Set([...page, ...links.flatMap((link) => [link.from, link.to])]);
   const described = await describeSites(facts, [...new Set([...ordered, ...ends])], ends);
+  await addCaRotationProgress(described, page);
   const routerLinksOnPage = links.filter((link): link is RouterLink => link.kind === 'router');
   const checked = new Map(
     (await checkLinks(routerLinksOnPage, described, facts)).map((link) => [`${link.from}>${link.to}`, link]),

@@ -52,6 +52,35 @@ export interface TopologySite {
    * with `toldAt`, waited for until the bounded wait ran out and it was told anyway.
    */
   rollout?: RolloutWait;
+  /** While a CA it holds a certificate of is rotated: which CA signs each such certificate, which it trusts. */
+  caRotation?: CertificateProgress[];
+}
+
+/** Where one certificate of a site stands in its CA's rotation. */
+export interface CertificateProgress {
+  certificate: string;
+  ca: string;
+  /** The CA key that signed it: the rotation's new one, or the one it replaces. */
+  signedBy: 'new' | 'old';
+  /** The CAs its trust file (`ca.crt`) holds. */
+  trusts: ('new' | 'old')[];
+}
+
+/** A certificate's progress in its CA's rotation, from its signer and its trust file. */
+export function certificateProgress(
+  leaf: { name: string; signerFingerprint: string; caPem: string },
+  ca: { name: string; fingerprint: string; certPem: string; previousCertPem: string },
+): CertificateProgress {
+  const holds = (pem: string) => leaf.caPem.includes(pem.trim());
+  return {
+    certificate: leaf.name,
+    ca: ca.name,
+    signedBy: leaf.signerFingerprint === ca.fingerprint ? 'new' : 'old',
+    trusts: [
+      ...(holds(ca.certPem) ? (['new'] as const) : []),
+      ...(holds(ca.previousCertPem) ? (['old'] as const) : []),
+    ],
+  };
 }
 
 /** A dialling router's held rebuild: the agent it dials, why it is not ready, since when; `toldAt`. */

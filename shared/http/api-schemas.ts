@@ -427,6 +427,16 @@ const topologySiteView = z
         toldAt: z.string().optional(),
       })
       .optional(),
+    caRotation: z
+      .array(
+        z.strictObject({
+          certificate: z.string(),
+          ca: z.string(),
+          signedBy: z.enum(['new', 'old']),
+          trusts: z.array(z.enum(['new', 'old'])),
+        }),
+      )
+      .optional(),
   })
   .strict();
 

@@ -104,6 +104,7 @@ export async function readFogInputs(routerKey: string, service: string | undefin
       fullRequested: requests.fullRequested,
       fullCompleted: requests.fullCompleted,
       ...(requests.rollout ? { rollout: requests.rollout } : {}),
+      ...(requests.linksTold ? { linksTold: requests.linksTold } : {}),
     },
     agent: item<AgentRow>('agent'),
     defaultRouter: item<DefaultRouterRow>('defaultRouter'),

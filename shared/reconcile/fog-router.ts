@@ -11,12 +11,13 @@ import { batchWriteItems } from '../store/client.js';
 import { forgetPendingSites } from '../store/pending-sites.js';
 import { type PlatformStatusRow, putPlatformStatus } from '../store/platform.js';
 import { withReadSnapshot } from '../store/read-snapshot.js';
+import { type LinksTold, putLinksTold } from '../store/rollout-holds.js';
 import { markRouterRequestsCompleted } from '../store/router-requests.js';
 import { type DefaultRouterRow, deleteRouterConfig, getRouterConfig } from '../store/routers.js';
 import { outsideReadSnapshot } from '../store/snapshot.js';
 import { recordTokenIntent } from '../store/token-index.js';
 import { type FogInputs, fabricReadKeys, readFogInputs } from './fog-inputs.js';
-import { rolloutGate } from './link-rollout.js';
+import { linksOf, rolloutGate } from './link-rollout.js';
 import { reconcileNats } from './nats.js';
 import { platformStatusChange, reconcilePlatform } from './platform.js';
 import { flagsOwedFor, rebuildTold, reconcileRouter } from './router-write.js';
@@ -73,8 +74,8 @@ interface Owed {
   waits: string | null | undefined;
   /** The change flags it is owed (its config, new certificates, a rebuild). */
   raise: ChangeStamp[];
-  /** The router start the raise tells it to rebuild for. */
-  restart?: { digest: string };
+  /** The router start the raise tells it to rebuild for, and the links that start dials. */
+  restart?: { digest: string; links?: LinksTold };
 }
 
 /** An agent deleted while its certificates were made: nothing is owed, nothing is marked. */
@@ -107,21 +108,32 @@ async function computeRouter(
 }
 
 /**
- * The rebuild a computation owes its agent and may tell now: none while an agent it dials is not ready
- * for the new dial (see link-rollout.ts); that rebuild stays owed, and the next computation tells it.
+ * The rebuild a computation owes its agent and may tell now, with the links it starts: none while an
+ * agent it is to dial anew is not ready for the dial (see link-rollout.ts); that rebuild stays owed,
+ * and the next computation tells it.
  */
 async function rebuildToTell(
   agent: AgentRow | undefined,
   written: Awaited<ReturnType<typeof reconcileRouter>>,
   inputs: FogInputs,
-): Promise<{ digest: string } | undefined> {
-  if (!agent || !written.restart) return undefined;
-  const gate = await observeStep('fog: rollout order', async () => {
+): Promise<Owed['restart']> {
+  if (!agent) return undefined;
+  if (!written.restart) {
+    // A router that owes no rebuild runs its stored links; recorded once, for the first rebuild's order.
+    if (!inputs.requests.linksTold && written.managed) {
+      const running = written.config ?? (await getRouterConfig(agent.uuid))?.config;
+      if (running) await putLinksTold(agent.uuid, linksOf(running));
+    }
+    return undefined;
+  }
+  return observeStep('fog: rollout order', async () => {
     // A computation of the own part alone composes no whole config: the stored one holds what it wrote.
     const planned = written.config ?? (await getRouterConfig(agent.uuid))?.config;
-    return planned ? rolloutGate(agent, planned, inputs.requests.rollout) : 'tell';
+    if (!planned) return written.restart;
+    const { rollout, linksTold } = inputs.requests;
+    const gate = await rolloutGate(agent, planned, rollout, linksTold);
+    return gate === 'tell' ? { ...written.restart!, links: linksOf(planned) } : undefined;
   });
-  return gate === 'tell' ? written.restart : undefined;
 }
 
 /**
@@ -145,7 +157,10 @@ async function tellAgent(
   } else if (owed.raise.length > 0) {
     await raiseChangeFlags(routerKey, owed.raise);
   }
-  if (owed.restart) await rebuildTold(routerKey, owed.restart);
+  if (owed.restart) {
+    await rebuildTold(routerKey, owed.restart);
+    if (owed.restart.links) await putLinksTold(routerKey, owed.restart.links);
+  }
 }
 
 /**

@@ -17,6 +17,7 @@ import { getRequestRecords } from '../store/platform.js';
 import {
   clearRolloutWait,
   deleteRolloutHold,
+  type LinksTold,
   listRolloutHolds,
   putRolloutHold,
   putRolloutWait,
@@ -46,8 +47,9 @@ export async function rolloutGate(
   dialer: AgentRow,
   planned: RouterConfig,
   current: RolloutWait | undefined,
+  told: LinksTold | undefined,
 ): Promise<'tell' | 'hold'> {
-  const awaited = await awaitedUpstream(planned);
+  const awaited = await awaitedUpstream(planned, told);
   const now = nowMs();
   const holding = current && !current.toldAt ? current : undefined;
   if (!awaited) {
@@ -82,9 +84,30 @@ export async function rolloutGate(
   return 'hold';
 }
 
-/** The first agent `planned`'s connectors dial that is not ready for the dial, and why. */
-async function awaitedUpstream(planned: RouterConfig): Promise<Awaited | undefined> {
+/** The links of a router's config, as `LinksTold` records them. */
+export function linksOf(config: RouterConfig): LinksTold {
+  return Object.fromEntries(
+    Object.entries(config.connectors ?? {}).map(([key, connector]) => [
+      key,
+      { host: connector.host, port: String(connector.port), role: connector.role },
+    ]),
+  );
+}
+
+/**
+ * The first agent `planned`'s connectors dial anew (a link its router was not told to start with) that
+ * is not ready for the dial, and why. A link the router already runs waits for nothing.
+ */
+async function awaitedUpstream(
+  planned: RouterConfig,
+  told: LinksTold | undefined,
+): Promise<Awaited | undefined> {
+  const links = linksOf(planned);
   for (const [key, connector] of Object.entries(planned.connectors ?? {})) {
+    const running = told?.[key];
+    const link = links[key]!;
+    if (running && running.host === link.host && running.port === link.port && running.role === link.role)
+      continue;
     const upstream = await getAgentRow(key);
     if (!upstream) continue;
     const reason = await notReadyFor(upstream, connector);
@@ -111,7 +134,7 @@ async function notReadyFor(upstream: AgentRow, connector: SiteConnector): Promis
       ? `it has no ${connector.role} listener on port ${connector.port} yet`
       : Number(record?.requested ?? 0) > Number(record?.completed ?? 0)
         ? 'its own reconcile has not run yet'
-        : changes.flags.volumeMounts
+        : changes.siteCertificate
           ? 'it has not fetched its new certificate yet'
           : changes.rebuildRouter
             ? 'its router has not restarted with its new listeners yet'

@@ -1,7 +1,13 @@
 import { nowMs } from '../clock.js';
 import { config } from '../context.js';
 import { FLEET_CA_VALIDITY_DAYS } from '../domain/pki.js';
-import { type CertificateSpec, FLEET_CAS, routerCertificateSpecs } from '../domain/router-site.js';
+import {
+  agentCertificateToken,
+  type CertificateSpec,
+  FLEET_CAS,
+  routerCertificateSpecs,
+  routerSiteServerCertificate,
+} from '../domain/router-site.js';
 import { ReconcileError } from '../errors.js';
 import type { AgentRow } from '../store/agents.js';
 import {
@@ -15,7 +21,7 @@ import {
   signerOf,
   trustOf,
 } from '../store/certificates.js';
-import type { ChangeFlag } from '../store/changes.js';
+import type { ChangeStamp } from '../store/changes.js';
 import type { PlatformStatusRow } from '../store/platform.js';
 import type { DefaultRouterRow } from '../store/routers.js';
 
@@ -24,7 +30,8 @@ import type { DefaultRouterRow } from '../store/routers.js';
  * a remote control plane the first time an agent is reconciled; on Kubernetes only ever imported by
  * the operator) and the agent's own router certificates, issued or reissued when they are missing, were
  * issued for another host, or were signed by a CA that has since been replaced. An issue or reissue
- * owes the agent its `volumeMounts` and `microserviceList` flags so it fetches the new files: returned
+ * owes the agent its `volumeMounts` and `microserviceList` flags so it fetches the new files (and the
+ * `siteCertificate` stamp for its site certificate, which routers dialling it anew wait for): returned
  * in `flags`, for the caller to raise once everything it changes for the agent is written. A
  * certificate the agent gets for the first time is returned in `created`, for the caller to write.
  * Level-triggered and idempotent like the rest of the fog reconcile; `waitingFor` says what the agent's
@@ -33,7 +40,7 @@ import type { DefaultRouterRow } from '../store/routers.js';
 export async function reconcilePlatform(
   agent: AgentRow,
   defaultRouter: DefaultRouterRow | undefined,
-): Promise<{ waitingFor: string | null; flags: ChangeFlag[]; created: CertificateRow[] }> {
+): Promise<{ waitingFor: string | null; flags: ChangeStamp[]; created: CertificateRow[] }> {
   // The default router's agent is dialled by the host PUT /api/v3/router registered, too.
   const specs = routerCertificateSpecs(
     agent,
@@ -49,17 +56,25 @@ export async function reconcilePlatform(
     else waitingFor.push(name);
   }
   let changed = await removeStaleRouterCertificates(agent, specs);
+  let siteCertificate = false;
   const created: CertificateRow[] = [];
   for (const spec of specs) {
     const ca = cas.get(spec.ca);
-    if (ca && (await ensureCertificate(spec, ca, agent.uuid, created))) changed = true;
+    if (ca && (await ensureCertificate(spec, ca, agent.uuid, created))) {
+      changed = true;
+      if (spec.name === routerSiteServerCertificate(agentCertificateToken(agent.name)))
+        siteCertificate = true;
+    }
   }
   return {
     waitingFor:
       waitingFor.length === 0
         ? null
         : `waiting for CA ${waitingFor.join(', ')}: the operator imports it with POST /api/v3/certificates/ca (type k8s-secret)`,
-    flags: changed ? ['volumeMounts', 'microserviceList'] : [],
+    flags: [
+      ...(changed ? (['volumeMounts', 'microserviceList'] as const) : []),
+      ...(siteCertificate ? (['siteCertificate'] as const) : []),
+    ],
     created,
   };
 }

@@ -5,6 +5,21 @@ import { documentClient, keys, tableName } from './client.js';
 /** Kept on the dialer's router requests item, `rollout`. */
 export type { RolloutWait };
 
+/** The links a router was last told to start with: per upstream, the host, port and role it dials. */
+export type LinksTold = Record<string, { host: string; port: string; role: string }>;
+
+/** Records the links the agent's router was told to rebuild with (on its router requests item). */
+export async function putLinksTold(routerKey: string, links: LinksTold): Promise<void> {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.routerRequests(routerKey),
+      UpdateExpression: 'SET linksTold = :links',
+      ExpressionAttributeValues: { ':links': links },
+    }),
+  );
+}
+
 /** Records on the dialer's requests item what its rebuild waits for (or waited for, with `toldAt`). */
 export async function putRolloutWait(dialer: string, wait: RolloutWait): Promise<void> {
   await documentClient().send(

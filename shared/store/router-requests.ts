@@ -2,7 +2,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type ChangeStamp, changeFlagsUpdate, raiseChangeFlags } from './changes.js';
 import { conditionalWrite, documentClient, keys, tableName } from './client.js';
 import { type PlatformStatusRow, platformStatusUpdate, putPlatformStatus } from './platform.js';
-import type { RolloutWait } from './rollout-holds.js';
+import type { LinksTold, RolloutWait } from './rollout-holds.js';
 
 /**
  * A router's request counters (ROUTERREQ#<router>): every fog reconcile request takes the next number,
@@ -24,6 +24,8 @@ export interface RouterRequestsRow {
   fullCompleted?: number;
   /** What the router's last rebuild waited for, if it had to (see link-rollout.ts). */
   rollout?: RolloutWait;
+  /** The links its router was last told to rebuild with. */
+  linksTold?: LinksTold;
 }
 
 export async function getRouterRequests(routerKey: string): Promise<RouterRequestsRow> {
@@ -38,6 +40,7 @@ export async function getRouterRequests(routerKey: string): Promise<RouterReques
     fullRequested: Item?.fullRequested as number | undefined,
     fullCompleted: Item?.fullCompleted as number | undefined,
     ...(Item?.rollout ? { rollout: Item.rollout as RolloutWait } : {}),
+    ...(Item?.linksTold ? { linksTold: Item.linksTold as LinksTold } : {}),
   };
 }
 

@@ -1231,13 +1231,15 @@ describe('hostile multipart bodies on every upload route', () => {
   const uploads = allRoutes().filter((route) => route.request?.kind === 'multipart');
 
   it('covers every multipart route there is', () => {
-    // Assess: services, applications, microservices and NATS rules, each created and replaced from YAML
+    // Assess: services, applications, microservices and NATS rules, each created and replaced from
+    // YAML, and CAs and certificates created from it
     expect(uploads.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
       'PATCH /api/v3/microservices/yaml/{uuid}',
       'PATCH /api/v3/nats/account-rules/yaml/{ruleName}',
       'PATCH /api/v3/nats/user-rules/yaml/{ruleName}',
       'PATCH /api/v3/services/yaml/{name}',
       'POST /api/v3/application/yaml',
+      'POST /api/v3/certificates/yaml',
       'POST /api/v3/microservices/yaml',
       'POST /api/v3/nats/account-rules/yaml',
       'POST /api/v3/nats/user-rules/yaml',

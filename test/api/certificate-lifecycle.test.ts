@@ -70,6 +70,14 @@ async function agentLeaves(): Promise<Map<string, Listed>> {
   );
 }
 
+/** fog-a's site certificate's place in the router CA's rotation, as the topology shows it. */
+const progressOfFogA = async () =>
+  (
+    await api.get<{ sites: { key: string; caRotation?: { certificate: string }[] }[] }>('/api/v3/topology')
+  ).body.sites
+    .find((site) => site.key === 'fog-a')
+    ?.caRotation?.find((entry) => entry.certificate === 'router-site-server-fog-a');
+
 const rotationOf = async (name: string) =>
   (await api.get<{ rotation?: { phase: string } }>(`/api/v3/certificates/ca/${name}`)).body.rotation?.phase ??
   'none';
@@ -168,6 +176,12 @@ describe('a CA rotation, phase by phase', () => {
     // fog-a has not fetched its new trust file: the leaves stay with the old CA.
     await t.inRuntime(() => sweep({ full: false }));
     expect(await rotationOf('router-site-ca')).toBe('trust');
+    expect(await progressOfFogA()).toEqual({
+      certificate: 'router-site-server-fog-a',
+      ca: 'router-site-ca',
+      signedBy: 'old',
+      trusts: ['new', 'old'],
+    });
     const hubTrust = [...hub.mounted.values()].find((mount) => mount.name === 'router-site-server-hub')!
       .files['ca.crt']!;
     expect(hubTrust).toContain(oldCa.trim());
@@ -190,6 +204,7 @@ describe('a CA rotation, phase by phase', () => {
     const after = await agentLeaves();
     const siteLeaf = 'router-site-server-hub';
     expect(after.get(siteLeaf)!.serialNumber).not.toBe(before.get(siteLeaf)!.serialNumber);
+    expect(await progressOfFogA()).toMatchObject({ signedBy: 'new', trusts: ['new', 'old'] });
     expect(after.get('nats-site-server-fog-a')?.serialNumber ?? 'none').toBe(
       before.get('nats-site-server-fog-a')?.serialNumber ?? 'none',
     );
@@ -207,6 +222,8 @@ describe('a CA rotation, phase by phase', () => {
 
     // Assess
     expect(await rotationOf('router-site-ca')).toBe('none');
+    await routersQuiescent(t, [hubUuid, 'fog-a']);
+    expect(await progressOfFogA()).toBeUndefined();
     await routersQuiescent(t, [hubUuid, 'fog-a']);
     expect(await link()).toMatchObject({ ok: true });
     await hub.poll();

@@ -1,5 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweep } from '../../shared/reconcile/sweeper.js';
 import { createHub, fabricSettled } from '../fixtures/world.js';
 import type { ApiClient } from '../support/client.js';
 import type { GoStruct } from '../support/go-json.js';
@@ -377,5 +378,26 @@ describe('bad certificate input: a 4xx naming the field, nothing written', () =>
     );
     expect(listed.cas.find((ca) => ca.name === 'day-ca')?.is_expired).toBe(true);
     expect((await api.get('/api/v3/certificates/bad-one')).status).toBe(404);
+  });
+});
+
+describe('nothing fogbridge made expires unnoticed', () => {
+  it('59 months on, the sweep starts rotating the fleet CAs it made (they end within twice the renewal window)', async () => {
+    // Prepare
+    clockOffset = 59 * 30.44 * DAY_MS;
+
+    // Act
+    await t.inRuntime(() => sweep({ full: false }));
+    const phases = await Promise.all(
+      ['router-site-ca', 'nats-site-ca', 'orders-ca'].map(
+        async (name) =>
+          (await api.get<{ rotation?: { phase: string } }>(`/api/v3/certificates/ca/${name}`)).body.rotation
+            ?.phase ?? 'none',
+      ),
+    );
+    clockOffset = 0;
+
+    // Assess: a CA a user made is theirs to rotate
+    expect(phases).toEqual(['trust', 'trust', 'none']);
   });
 });

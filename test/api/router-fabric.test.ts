@@ -422,7 +422,7 @@ describe('the certificate API on a remote control plane', () => {
     // Act
     const names = await listCas();
     const one = await api.get<Record<string, unknown>>(`${CA}/router-site-ca`);
-    const issued = await api.get<{ certificates: { name: string; signedBy: string }[] }>(
+    const issued = await api.get<{ certificates: { name: string; caName: string | null }[] }>(
       '/api/v3/certificates',
     );
 
@@ -437,7 +437,7 @@ describe('the certificate API on a remote control plane', () => {
     expect(one.body).toMatchObject({ name: 'router-site-ca', subject: 'router-site-ca', isCA: true });
     expect(one.text).not.toMatch(/PRIVATE KEY/);
     expect(issued.text).not.toMatch(/PRIVATE KEY/);
-    expect(issued.body.certificates.map((c) => [c.name, c.signedBy])).toEqual(
+    expect(issued.body.certificates.map((c) => [c.name, c.caName])).toEqual(
       expect.arrayContaining([
         ['router-site-server-fog-a', 'router-site-ca'],
         ['router-local-server-fog-a', 'default-router-local-ca'],
@@ -523,12 +523,10 @@ describe('the certificate API on a remote control plane', () => {
     // Act
     const created = await api.post<{ uuid: string }>('/api/v3/iofog', { name: 'fog-v6', host: 'fd00:10::5' });
     const site = await eventually(async () => {
-      const certificates = (
-        await api.get<{ certificates: { name: string; data: { certificate: string } }[] }>(
-          '/api/v3/certificates',
-        )
-      ).body.certificates;
-      return certificates.find((certificate) => certificate.name === 'router-site-server-fog-v6');
+      const read = await api.get<{ data: { certificate: string } }>(
+        '/api/v3/certificates/router-site-server-fog-v6',
+      );
+      return read.status === 200 ? read.body : undefined;
     }, 'the site certificate of fog-v6');
 
     // Assess
@@ -558,7 +556,7 @@ describe('the certificate API on a remote control plane', () => {
     expect(read.status).toBe(200);
     expect(inUse.status).toBe(409);
     expect((inUse.body as { message: string }).message).toMatch(
-      /^CA router-site-ca has signed certificates router-/,
+      /^CA router-site-ca still signs certificates in use: router-site-server-\S+ \(held by agent \S+'s router\)/,
     );
     expect(removed.status).toBe(204);
     expect({ status: gone.status, body: gone.body }).toEqual({

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutYaml } from '../fixtures/seed-000.js';
 import { createAgent, createHub, createSeedBackend, HUB } from '../fixtures/world.js';
@@ -103,7 +104,14 @@ describe('changes outside bridges rebuild the router, until the agent acknowledg
     // Act
     expect((await api.patch(`/api/v3/iofog/${hubUuid}`, { host: 'hub2.example.com' })).status).toBe(204);
 
-    // Assess: served with rebuild, held until fog-a acknowledges; then its router runs the new link
+    // Assess: the hub fetches its certificate for the new name first (files only: the listening side
+    // first); then fog-a is served with rebuild, held until it acknowledges, and its router runs the new link
+    await eventually(async () => {
+      await tick(hub);
+      const site = [...hub.mounted.values()].find((mount) => mount.name === 'router-site-server-hub');
+      const names = site ? new X509Certificate(site.files['tls.crt']!).subjectAltName : '';
+      return names?.includes('DNS:hub2.example.com') ? true : undefined;
+    }, 'the hub holding its certificate for hub2.example.com');
     const served = await rebuildServed(
       fogA,
       (config) => linkTo(config, hubUuid)?.host === 'hub2.example.com',

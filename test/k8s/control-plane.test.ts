@@ -678,17 +678,19 @@ describe('the fleet certificate authorities on Kubernetes', () => {
     await expect
       .poll(async () => (await api.get<Agent>('/api/v3/iofog/fog-a')).body.platformStatus, poll)
       .toEqual({ phase: 'pending', message: NATS_WAIT });
-    const issued = (
-      await api.get<{ certificates: { name: string; signedBy: string; data: { certificate: string } }[] }>(
+    const listed = (
+      await api.get<{ certificates: { name: string; isCA: boolean; caName: string | null }[] }>(
         '/api/v3/certificates',
       )
-    ).body.certificates;
-    expect(issued.map((c) => [c.name, c.signedBy]).sort()).toEqual([
+    ).body.certificates.filter((c) => !c.isCA);
+    expect(listed.map((c) => [c.name, c.caName]).sort()).toEqual([
       ['router-local-server-fog-a', 'default-router-local-ca'],
       ['router-site-server-fog-a', 'router-site-ca'],
     ]);
-    for (const certificate of issued) {
-      const signer = new X509Certificate(operator[certificate.signedBy as keyof typeof operator].cert);
+    for (const { name, caName } of listed) {
+      const certificate = (await api.get<{ data: { certificate: string } }>(`/api/v3/certificates/${name}`))
+        .body;
+      const signer = new X509Certificate(operator[caName as keyof typeof operator].cert);
       expect(new X509Certificate(certificate.data.certificate).verify(signer.publicKey)).toBe(true);
     }
     // Only the operator's Secrets exist, and only the imported CAs: nothing self-signed, no NATS CA.
