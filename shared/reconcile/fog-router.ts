@@ -74,8 +74,10 @@ interface Owed {
   waits: string | null | undefined;
   /** The change flags it is owed (its config, new certificates, a rebuild). */
   raise: ChangeStamp[];
-  /** The router start the raise tells it to rebuild for, and the links that start dials. */
-  restart?: { digest: string; links?: LinksTold };
+  /** The router start the raise tells it to rebuild for. */
+  restart?: { digest: string };
+  /** The links its router runs once told (recorded with the raise). */
+  links?: LinksTold;
 }
 
 /** An agent deleted while its certificates were made: nothing is owed, nothing is marked. */
@@ -91,11 +93,12 @@ async function computeRouter(
   if (items === AGENT_GONE) return AGENT_GONE;
   if (!agent && routerKey !== DEFAULT_ROUTER) await forgetRouter(routerKey);
   const written = await routerConfig(routerKey, inputs, computation);
-  const restart = await rebuildToTell(agent, written, inputs);
+  const { restart, links } = await rebuildToTell(agent, written, inputs);
   const owed: Owed = {
     waits: undefined,
     raise: agent ? [...(items?.flags ?? []), ...flagsOwedFor({ written: written.written, restart })] : [],
     ...(restart ? { restart } : {}),
+    ...(links ? { links } : {}),
   };
   if (!computation.fabric) return owed;
   try {
@@ -108,31 +111,26 @@ async function computeRouter(
 }
 
 /**
- * The rebuild a computation owes its agent and may tell now, with the links it starts: none while an
- * agent it is to dial anew is not ready for the dial (see link-rollout.ts); that rebuild stays owed,
- * and the next computation tells it.
+ * The rebuild a computation owes its agent and may tell now, and the links its router is to run once
+ * told: no rebuild while an agent it is to dial anew is not ready for the dial (see link-rollout.ts);
+ * that rebuild stays owed, and the next computation tells it. A router that owes none runs its stored
+ * links: those are recorded the first time (`linksTold`), for its first rebuild's order.
  */
 async function rebuildToTell(
   agent: AgentRow | undefined,
   written: Awaited<ReturnType<typeof reconcileRouter>>,
   inputs: FogInputs,
-): Promise<Owed['restart']> {
-  if (!agent) return undefined;
-  if (!written.restart) {
-    // A router that owes no rebuild runs its stored links; recorded once, for the first rebuild's order.
-    if (!inputs.requests.linksTold && written.managed) {
-      const running = written.config ?? (await getRouterConfig(agent.uuid))?.config;
-      if (running) await putLinksTold(agent.uuid, linksOf(running));
-    }
-    return undefined;
-  }
+): Promise<{ restart?: { digest: string }; links?: LinksTold }> {
+  if (!agent || !written.managed) return {};
+  if (!written.restart && inputs.requests.linksTold) return {};
   return observeStep('fog: rollout order', async () => {
     // A computation of the own part alone composes no whole config: the stored one holds what it wrote.
     const planned = written.config ?? (await getRouterConfig(agent.uuid))?.config;
-    if (!planned) return written.restart;
+    if (!written.restart) return planned ? { links: linksOf(planned) } : {};
+    if (!planned) return { restart: written.restart };
     const { rollout, linksTold } = inputs.requests;
     const gate = await rolloutGate(agent, planned, rollout, linksTold);
-    return gate === 'tell' ? { ...written.restart!, links: linksOf(planned) } : undefined;
+    return gate === 'tell' ? { restart: written.restart, links: linksOf(planned) } : {};
   });
 }
 
@@ -153,14 +151,13 @@ async function tellAgent(
       full: computation.full,
       ...(status ? { status } : {}),
       raise: owed.raise,
+      ...(owed.links ? { linksTold: owed.links } : {}),
     });
   } else if (owed.raise.length > 0) {
     await raiseChangeFlags(routerKey, owed.raise);
   }
-  if (owed.restart) {
-    await rebuildTold(routerKey, owed.restart);
-    if (owed.restart.links) await putLinksTold(routerKey, owed.restart.links);
-  }
+  if (!completed && owed.links) await putLinksTold(routerKey, owed.links);
+  if (owed.restart) await rebuildTold(routerKey, owed.restart);
 }
 
 /**

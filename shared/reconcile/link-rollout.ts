@@ -29,8 +29,8 @@ import { getRouterConfig } from '../store/routers.js';
  * The rollout order of a change to both ends of a link (a hub moved, its ports changed, its
  * certificate reissued): the listening side first. A dialling router is told to rebuild (and so dial
  * with what its new config says) only once every agent it dials holds what that dial needs: a site
- * certificate naming the host dialled, a listener on the port dialled, its own reconcile finished and
- * its new certificate and listeners acknowledged. Until then the dialer keeps running what it started
+ * certificate naming the host dialled, a listener on the port dialled, and its new certificate and
+ * listeners acknowledged (so every hold ends with an acknowledgement of the upstream, or the bound). Until then the dialer keeps running what it started
  * with, and its rebuild is held; the upstream's next acknowledgement re-drives it (agent-protocol.ts).
  * A hold lasts at most `LINK_ROLLOUT_WAIT_SECONDS`: after that the dialer is told anyway (one silent
  * agent cannot hold the fleet), and its router requests item says what it waited for and when it was
@@ -132,13 +132,11 @@ async function notReadyFor(upstream: AgentRow, connector: SiteConnector): Promis
     ? `its site certificate does not name ${connector.host} yet`
     : !listening
       ? `it has no ${connector.role} listener on port ${connector.port} yet`
-      : Number(record?.requested ?? 0) > Number(record?.completed ?? 0)
-        ? 'its own reconcile has not run yet'
-        : changes.siteCertificate
-          ? 'it has not fetched its new certificate yet'
-          : changes.rebuildRouter
-            ? 'its router has not restarted with its new listeners yet'
-            : undefined;
+      : changes.siteCertificate
+        ? 'it has not fetched its new certificate yet'
+        : changes.rebuildRouter
+          ? 'its router has not restarted with its new listeners yet'
+          : undefined;
   if (!reason) return undefined;
   const silent = !isOnline(status?.lastActive, nowMs(), config().agentOfflineAfterMs);
   return silent

@@ -2,7 +2,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type ChangeStamp, changeFlagsUpdate, raiseChangeFlags } from './changes.js';
 import { conditionalWrite, documentClient, keys, tableName } from './client.js';
 import { type PlatformStatusRow, platformStatusUpdate, putPlatformStatus } from './platform.js';
-import type { LinksTold, RolloutWait } from './rollout-holds.js';
+import { type LinksTold, putLinksTold, type RolloutWait } from './rollout-holds.js';
 
 /**
  * A router's request counters (ROUTERREQ#<router>): every fog reconcile request takes the next number,
@@ -52,7 +52,14 @@ export async function getRouterRequests(routerKey: string): Promise<RouterReques
 export async function markRouterRequestsCompleted(
   routerKey: string,
   seq: number,
-  ran: { fabric?: boolean; full?: boolean; status?: PlatformStatusRow; raise?: readonly ChangeStamp[] } = {},
+  ran: {
+    fabric?: boolean;
+    full?: boolean;
+    status?: PlatformStatusRow;
+    raise?: readonly ChangeStamp[];
+    /** The links the agent's router runs once told (see link-rollout.ts). */
+    linksTold?: LinksTold;
+  } = {},
 ): Promise<void> {
   const also = (['fabric', 'full'] as const).filter((part) => ran[part]).map((part) => `${part}Completed`);
   const status = ran.status ? platformStatusUpdate(ran.status) : undefined;
@@ -65,10 +72,16 @@ export async function markRouterRequestsCompleted(
         ...['completed', ...also].map((name) => `${name} = :seq`),
         ...(status ? [status.set] : []),
         ...(flags ? [flags.set] : []),
+        ...(ran.linksTold ? ['linksTold = :links'] : []),
       ].join(', ')}`,
       ConditionExpression: 'attribute_not_exists(completed) OR completed < :seq',
       ...(flags ? { ExpressionAttributeNames: flags.names } : {}),
-      ExpressionAttributeValues: { ':seq': seq, ...status?.values, ...flags?.values },
+      ExpressionAttributeValues: {
+        ':seq': seq,
+        ...status?.values,
+        ...flags?.values,
+        ...(ran.linksTold ? { ':links': ran.linksTold } : {}),
+      },
     }),
   );
   if (marked) return;
@@ -88,4 +101,5 @@ export async function markRouterRequestsCompleted(
   }
   if (ran.status) await putPlatformStatus(routerKey, ran.status);
   if (flags) await raiseChangeFlags(routerKey, ran.raise!);
+  if (ran.linksTold) await putLinksTold(routerKey, ran.linksTold);
 }
