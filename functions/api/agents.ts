@@ -83,7 +83,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v3/iofog/{uuid}/router-config',
     auth: 'viewer',
-    summary: "An agent's router config",
+    summary: "An agent's router config (409 while its first one is being built)",
     responses: { 200: routerConfigView },
     handler: async ({ param }) => reply.ok(await getAgentRouterConfig(param('uuid'))),
   }),

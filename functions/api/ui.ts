@@ -37,18 +37,38 @@ async function pageFile(name: string): Promise<string> {
   return result.outputFiles[0]!.text;
 }
 
+/**
+ * The page's policy: its own script, style and API only; no inline script or style, no plugin, no form
+ * posted elsewhere, never framed (a framed token form could be clickjacked).
+ */
+const PAGE_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 function serve(name: string) {
-  const type = PAGE_FILES[name];
+  // Only the page's own files: `constructor` or `__proto__` name no file, whatever an object inherits.
+  const type = Object.hasOwn(PAGE_FILES, name) ? PAGE_FILES[name] : undefined;
   if (!type)
     throw new NotFoundError(
-      `No page file ${JSON.stringify(name)} (the page has ${Object.keys(PAGE_FILES).join(', ')})`,
+      `No page file ${JSON.stringify(name.slice(0, 80))} (the page has ${Object.keys(PAGE_FILES).join(', ')})`,
     );
   if (!cache.has(name)) {
     const loading = pageFile(name);
     cache.set(name, loading);
     loading.catch(() => cache.delete(name));
   }
-  return cache.get(name)!.then((text) => reply.text(type, text, { 'cache-control': 'no-cache' }));
+  return cache
+    .get(name)!
+    .then((text) =>
+      reply.text(type, text, { 'cache-control': 'no-cache', 'content-security-policy': PAGE_POLICY }),
+    );
 }
 
 const page = z.string().describe('the file');

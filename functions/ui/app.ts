@@ -22,7 +22,12 @@ import {
  */
 
 const TOKEN_KEY = 'fogbridge.token';
-const REFRESH_MS = Number(new URLSearchParams(location.search).get('refresh')) || 5000;
+/** How often the page reads the topology: `?refresh=` milliseconds, never more often than every 3 s. */
+const REFRESH_FLOOR_MS = 3000;
+const REFRESH_MS = Math.max(
+  REFRESH_FLOOR_MS,
+  Number(new URLSearchParams(location.search).get('refresh')) || 5000,
+);
 /** Pages of the full form followed at most (a larger fleet is read in its summary form). */
 const MAX_PAGES = 10;
 
@@ -169,7 +174,17 @@ async function read(token: string): Promise<View | { refused: string } | { faile
   return { sites, links, services, topology, placements };
 }
 
-async function refresh(): Promise<void> {
+/** The read in flight, if any: a refresh asked meanwhile waits for it instead of overlapping it. */
+let reading: Promise<void> | undefined;
+
+function refresh(): Promise<void> {
+  reading ??= readAndRender().finally(() => {
+    reading = undefined;
+  });
+  return reading;
+}
+
+async function readAndRender(): Promise<void> {
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (!token) {
     hideEverything();
@@ -319,5 +334,9 @@ for (const id of ['site-filter', 'service-filter']) {
   });
 }
 
-void refresh();
-setInterval(() => void refresh(), REFRESH_MS);
+/** The next read starts a full interval after the last one ended: one tab never stacks reads. */
+async function refreshForever(): Promise<void> {
+  await refresh();
+  setTimeout(() => void refreshForever(), REFRESH_MS);
+}
+void refreshForever();

@@ -55,6 +55,13 @@ import {
 } from './nats-references.js';
 import { findAgent } from './resolve.js';
 import { followSystemAgentRouter } from './router.js';
+import {
+  downstreamOf,
+  forgetUpstreamRouters,
+  notInteriorRouter,
+  referenceUpstreamRouters,
+  upstreamAgentsOf,
+} from './router-references.js';
 
 /**
  * Creates an agent. On an empty remote control plane the first agent is promoted to the system agent
@@ -106,6 +113,11 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
   if (refused.length > 0) {
     await removeNewAgent(row);
     throw notNatsServer(refused[0]!);
+  }
+  const refusedUpstreams = await referenceUpstreamRouters(row, undefined);
+  if (refusedUpstreams.length > 0) {
+    await removeNewAgent(row);
+    throw notInteriorRouter(refusedUpstreams[0]!);
   }
   if (promote) {
     // Its NATS server is the hub leaves dial; the NATS fabric itself builds on this record.
@@ -329,12 +341,21 @@ export async function updateAgent(uuid: string, patch: PatchAgentBody): Promise<
     if (!(await replaceAgentRow(next, row))) return CONFLICT;
     const refused = await referenceNatsServers(next, row);
     if (refused.length > 0) {
-      await restoreNatsServers(uuid, row.upstreamNatsServers ?? []);
+      await restoreUpstreams(uuid, row);
       throw notNatsServer(refused[0]!);
+    }
+    const refusedUpstreams = await referenceUpstreamRouters(next, row);
+    if (refusedUpstreams.length > 0) {
+      await restoreUpstreams(uuid, row);
+      throw notInteriorRouter(refusedUpstreams[0]!);
     }
     await forgetNatsServers(
       uuid,
       natsServersOf(row).filter((server) => !natsServersOf(next).includes(server)),
+    );
+    await forgetUpstreamRouters(
+      uuid,
+      upstreamAgentsOf(row).filter((upstream) => !upstreamAgentsOf(next).includes(upstream)),
     );
     await askRouterReconciles(
       [uuid, ...(await updateDefaultRouterFor(row, next)), ...(await updateNatsHubFor(row, next))],
@@ -481,6 +502,7 @@ async function removeNewAgent(row: AgentRow): Promise<void> {
     if (!current) return;
     if (!(await deleteAgentRow(current))) return CONFLICT;
     await forgetNatsServers(row.uuid, natsServersOf(row));
+    await forgetUpstreamRouters(row.uuid, upstreamAgentsOf(row));
   }, agentContention(row.uuid));
 }
 
@@ -505,7 +527,7 @@ async function checkRouterModeChange(row: AgentRow, routerMode: RouterMode) {
     }
   }
   if (row.routerMode === 'interior') {
-    const downstream = (await listAgentRows()).filter((agent) => agent.upstreamRouters.includes(row.uuid));
+    const downstream = await downstreamOf(row);
     if (downstream.length > 0) {
       throw new ValidationError(
         `Field 'routerMode': agent ${row.name} is the upstream router of ${downstream.map((a) => a.name).join(', ')}; it must stay interior`,
@@ -536,6 +558,7 @@ export async function deleteAgent(uuid: string): Promise<void> {
     if (!(await deleteAgentRow(row))) return CONFLICT;
     await forgetApplied({ agent: uuid }, { tokens: tokensLeft });
     await forgetNatsServers(uuid, natsServersOf(row));
+    await forgetUpstreamRouters(uuid, upstreamAgentsOf(row));
     await Promise.all([
       deleteAgentCredentials(uuid),
       deleteAgentReports(uuid),
@@ -585,7 +608,7 @@ async function checkAgentDeletable(row: AgentRow): Promise<boolean> {
       `Agent ${row.name} is used by services ${[...new Set(dependants)].join(', ')}; delete them first`,
     );
   }
-  const downstream = agents.filter((agent) => agent.upstreamRouters.includes(row.uuid));
+  const downstream = await downstreamOf(row);
   if (downstream.length > 0) {
     throw new ConflictError(
       `Agent ${row.name} is the upstream router of ${downstream.map((a) => a.name).join(', ')}`,
@@ -603,12 +626,17 @@ async function checkAgentDeletable(row: AgentRow): Promise<boolean> {
   return runsDefaultRouter;
 }
 
-/** A leaf change that named a server that is gone is undone: its links are what they were. */
-async function restoreNatsServers(uuid: string, servers: string[]): Promise<void> {
+/** A change that named an upstream (NATS server or router) that is gone is undone: its links are what they were. */
+async function restoreUpstreams(uuid: string, before: AgentRow): Promise<void> {
   await retryOnConflict(async () => {
     const row = await getAgentRow(uuid);
     if (!row) return;
-    const next = { ...row, upstreamNatsServers: servers, generation: row.generation + 1 };
+    const next = {
+      ...row,
+      upstreamNatsServers: before.upstreamNatsServers ?? [],
+      upstreamRouters: before.upstreamRouters,
+      generation: row.generation + 1,
+    };
     if (!(await replaceAgentRow(next, row))) return CONFLICT;
     await askRouterReconciles([uuid]);
   }, agentContention(uuid));

@@ -3,9 +3,10 @@ import { DEFAULT_ROUTER_PORTS } from '../domain/agent-schema.js';
 import { DEFAULT_ROUTER, hubRouterKey } from '../domain/placement.js';
 import { portSetProblem } from '../domain/port-set.js';
 import type { RouterConfig } from '../domain/router-config.js';
+import { incompleteRouterConfig } from '../domain/router-microservice.js';
 import type { PutRouterBody } from '../domain/router-schema.js';
 import type { SkrouterdEntry } from '../domain/skrouterd.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { readHubConfigMap } from '../k8s/hub-configmap.js';
 import { askRouterReconciles } from '../queue/publishers.js';
 import { type AgentRow, getAgentRow, listAgentRows } from '../store/agents.js';
@@ -114,5 +115,20 @@ export async function getAgentRouterConfig(uuid: string): Promise<RouterConfig> 
   if (agent.routerMode === 'none') {
     throw new NotFoundError(`Agent ${agent.name} has router mode none: it has no router config`);
   }
-  return readRouterConfig(uuid, hubRouterKey(await getDefaultRouter()) === uuid, agent);
+  const routerConfig = await readRouterConfig(uuid, hubRouterKey(await getDefaultRouter()) === uuid, agent);
+  // Never half a config: until its first reconcile wrote its identity and management listener, a read
+  // says so rather than answering something no Router could start from.
+  const building = incompleteRouterConfig(
+    routerConfig,
+    { uuid: agent.uuid, routerMode: agent.routerMode === 'interior' ? 'interior' : 'edge' },
+    // What the agent holds on its node is not this view's concern: every profile the config defines counts.
+    new Set(Object.keys(routerConfig.sslProfiles ?? {})),
+    [],
+  );
+  if (building) {
+    throw new ConflictError(
+      `The router config of agent ${agent.name} is being built (${building}); read it again shortly`,
+    );
+  }
+  return routerConfig;
 }

@@ -298,13 +298,23 @@ const errorMapper = (): middy.MiddlewareObj<ApiEvent, ApiResult> => ({
   },
 });
 
+/**
+ * Every answer's hardening: no content sniffing, and a policy that loads nothing and may not be framed
+ * (an API answer is data, never a page); the network page sends its own policy.
+ */
+export const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+} as const;
+
 function toResult(answer: Reply): ApiResult {
-  if (answer.text !== undefined)
-    return { statusCode: answer.status, headers: answer.headers, body: answer.text };
-  if (answer.body === undefined) return { statusCode: answer.status, headers: answer.headers };
+  const headers = { ...SECURITY_HEADERS, ...answer.headers };
+  if (answer.text !== undefined) return { statusCode: answer.status, headers, body: answer.text };
+  if (answer.body === undefined) return { statusCode: answer.status, headers };
   return {
     statusCode: answer.status,
-    headers: { 'content-type': 'application/json', ...answer.headers },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(answer.body),
   };
 }

@@ -30,6 +30,20 @@ const statusByClass: [new (...args: never[]) => Error, number][] = [
  * carry their own message; errors from middy's parsers (http-errors with `expose`) keep theirs; anything
  * else is a 500 whose details stay in the log, never in the response.
  */
+/** Longest run of a value a message quotes (values come from clients: names, paths, hosts). */
+const QUOTED_CHARACTERS = 80;
+
+/**
+ * A message as answered: any run of characters without a space longer than 80 (a name or path a
+ * client sent, put in the message whole) is cut to 77 and `...`, wherever the message came from.
+ */
+export function clipQuotedValues(message: string): string {
+  return message.replace(
+    new RegExp(`\\S{${QUOTED_CHARACTERS + 1},}`, 'gu'),
+    (run) => `${[...run].slice(0, QUOTED_CHARACTERS - 3).join('')}...`,
+  );
+}
+
 export function errorToResponse(error: unknown): {
   statusCode: number;
   body: ErrorBody;
@@ -37,7 +51,11 @@ export function errorToResponse(error: unknown): {
 } {
   for (const [errorClass, statusCode] of statusByClass) {
     if (error instanceof errorClass) {
-      return { statusCode, body: { name: error.name, message: error.message }, unexpected: false };
+      return {
+        statusCode,
+        body: { name: error.name, message: clipQuotedValues(error.message) },
+        unexpected: false,
+      };
     }
   }
   const httpError = error as { statusCode?: number; expose?: boolean; message?: string };
@@ -48,7 +66,10 @@ export function errorToResponse(error: unknown): {
   ) {
     return {
       statusCode: httpError.statusCode,
-      body: { name: nameForStatus(httpError.statusCode), message: httpError.message ?? 'Bad request' },
+      body: {
+        name: nameForStatus(httpError.statusCode),
+        message: clipQuotedValues(httpError.message ?? 'Bad request'),
+      },
       unexpected: false,
     };
   }

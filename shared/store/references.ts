@@ -4,8 +4,8 @@ import { conditionalWrite, documentClient, keys, tableName } from './client.js';
 import { queryPartition } from './query.js';
 
 /**
- * References that must never dangle: a NATS leaf to the servers it links to, a service to the
- * microservice behind it. Without transactions, a reference and the removal of what it names are made
+ * References that must never dangle: a NATS leaf to the servers it links to, a router to the interior
+ * routers it links to, a service to the microservice behind it. Without transactions, a reference and the removal of what it names are made
  * safe by an order both sides keep:
  *
  * - whoever makes a reference writes its own row, then a reference item under the target, then
@@ -20,7 +20,7 @@ import { queryPartition } from './query.js';
  * that no longer reference the target are stale, not wrong: readers check each source's row.
  */
 
-export type ReferenceKind = 'nats-upstream' | 'backend' | 'nats-rule';
+export type ReferenceKind = 'nats-upstream' | 'router-upstream' | 'backend' | 'nats-rule';
 
 export interface TargetKey {
   PK: string;

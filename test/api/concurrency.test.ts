@@ -306,6 +306,58 @@ describe('races on the fabric leave nothing dangling', () => {
     expect(outcomes).toHaveLength(20);
   });
 
+  it('deleting an interior agent while another agent is changed to link to it, 20 times: never both', async () => {
+    // Prepare
+    const outcomes: string[] = [];
+    const gone: string[] = [];
+    const edge = await api.post<{ uuid: string }>('/api/v3/iofog', {
+      name: 'edge-linker',
+      host: '10.12.0.1',
+    });
+    expect(edge.status).toBe(201);
+
+    for (let round = 0; round < 20; round++) {
+      const interior = await api.post<{ uuid: string }>('/api/v3/iofog', {
+        name: `interior-${round}`,
+        host: `10.12.1.${round + 1}`,
+        routerMode: 'interior',
+        natsMode: 'none',
+      });
+      expect(interior.status).toBe(201);
+      gone.push(interior.body.uuid);
+
+      // Act
+      const [deleted, patched] = await Promise.all([
+        api.delete(`/api/v3/iofog/${interior.body.uuid}`),
+        api.patch(`/api/v3/iofog/${edge.body.uuid}`, { upstreamRouters: [interior.body.uuid] }),
+      ]);
+
+      // Assess: the link exists only with its upstream, the upstream is gone only without a link
+      outcomes.push(`${deleted.status}/${patched.status}`);
+      expect(['204/400', '409/204']).toContain(`${deleted.status}/${patched.status}`);
+      const linked = (await api.get<{ upstreamRouters: string[] }>(`/api/v3/iofog/${edge.body.uuid}`)).body
+        .upstreamRouters;
+      if (patched.status === 204) {
+        expect(linked).toEqual([interior.body.uuid]);
+        expect((deleted.body as { message: string }).message).toBe(
+          `Agent interior-${round} is the upstream router of edge-linker`,
+        );
+        expect(
+          (await api.patch(`/api/v3/iofog/${edge.body.uuid}`, { upstreamRouters: ['default-router'] }))
+            .status,
+        ).toBe(204);
+      } else {
+        expect(linked).not.toContain(interior.body.uuid);
+        expect((patched.body as { message: string }).message).toMatch(/^Field 'upstreamRouters': /);
+      }
+      const left = await api.delete(`/api/v3/iofog/${interior.body.uuid}`);
+      expect([204, 404]).toContain(left.status);
+    }
+    await settled(gone);
+    expect(await danglingInStore()).toEqual([]);
+    expect(outcomes).toHaveLength(20);
+  });
+
   it('deleting an agent while it is being changed, 20 times: nothing of it stays', async () => {
     const gone: string[] = [];
     for (let round = 0; round < 20; round++) {
@@ -383,10 +435,26 @@ describe('races on the fabric leave nothing dangling', () => {
       ),
     );
 
-    // Assess
+    const winner = race.find((response) => response.status === 201)!;
+    const read = await api.get<{ metadata?: { id: string; mode: string } }>(
+      `/api/v3/iofog/${winner.body.uuid}/router-config`,
+    );
+
+    // Assess: read at once, the winner's router config is whole or said to be in the making
     expect(race.filter((response) => response.status === 201)).toHaveLength(1);
     expect(race.filter((response) => response.status === 409)).toHaveLength(19);
+    if (read.status === 200)
+      expect(read.body.metadata).toEqual(expect.objectContaining({ id: winner.body.uuid }));
+    else
+      expect(read.body).toEqual({
+        name: 'ConflictError',
+        message: expect.stringMatching(/^The router config of agent contested-agent is being built \(/),
+      });
     await settled([]);
+    const settledRead = await api.get<{ metadata: { id: string; mode: string } }>(
+      `/api/v3/iofog/${winner.body.uuid}/router-config`,
+    );
+    expect(settledRead.body.metadata).toMatchObject({ id: winner.body.uuid, mode: 'edge' });
     expect(await danglingInStore()).toEqual([]);
   });
 });
