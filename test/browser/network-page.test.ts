@@ -318,4 +318,79 @@ describe('the network page', () => {
     expect(await pageApi<string[]>(page, 'drawnSites()')).toEqual([]);
     await page.context().close();
   });
+
+  it("serves only its own files, with a policy that forbids framing and sniffing; the API's answers too", async () => {
+    // Act
+    const files = await Promise.all(
+      ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'].map(async (name) => {
+        const response = await fetch(`${url}/ui/${name}`);
+        return `${name}: ${response.status}`;
+      }),
+    );
+    const pageAnswer = await fetch(`${url}/ui`);
+    const apiAnswer = await fetch(`${url}/api/v3/status`);
+    const refused = await fetch(`${url}/api/v3/topology`);
+
+    // Assess
+    expect(files).toEqual([
+      'constructor: 404',
+      '__proto__: 404',
+      'toString: 404',
+      'hasOwnProperty: 404',
+      'valueOf: 404',
+    ]);
+    const policy = pageAnswer.headers.get('content-security-policy') ?? '';
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).not.toContain('unsafe-inline');
+    expect(pageAnswer.headers.get('x-content-type-options')).toBe('nosniff');
+    for (const answer of [apiAnswer, refused]) {
+      expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(answer.headers.get('content-security-policy')).toBe(
+        "default-src 'none'; frame-ancestors 'none'",
+      );
+    }
+    expect(refused.status).toBe(401);
+  });
+
+  it('under its policy, draws the fleet with no violation; ?refresh=1 reads at most once per 3 s, never two at once', async () => {
+    // Prepare
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to/.test(message.text())) violations.push(message.text());
+    });
+    const starts: number[] = [];
+    let inFlight = 0;
+    let overlapped = 0;
+    const isTopology = (requestUrl: string) => new URL(requestUrl).pathname === '/api/v3/topology';
+    page.on('request', (request) => {
+      if (!isTopology(request.url())) return;
+      if (inFlight > 0) overlapped += 1;
+      inFlight += 1;
+      starts.push(Date.now());
+    });
+    const done = (request: { url(): string }) => {
+      if (isTopology(request.url())) inFlight -= 1;
+    };
+    page.on('requestfinished', done);
+    page.on('requestfailed', done);
+
+    // Act
+    await page.goto(`${url}/ui?refresh=1`);
+    await page.fill('#token', viewerToken);
+    await page.press('#token', 'Enter');
+    await expect.poll(() => pageApi<string[]>(page, 'drawnSites()'), { timeout: 20_000 }).toHaveLength(12);
+    const from = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    const inWindow = starts.filter((start) => start >= from).length;
+
+    // Assess
+    expect(violations).toEqual([]);
+    expect(inWindow).toBeGreaterThanOrEqual(1);
+    expect(inWindow).toBeLessThanOrEqual(3);
+    expect(overlapped).toBe(0);
+    await context.close();
+  });
 });
