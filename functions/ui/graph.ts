@@ -23,6 +23,7 @@ export const STATE_COLOURS: Record<SiteState | 'uninvolved', string> = {
   applied: '#2e7d32',
   pending: '#f9a825',
   offline: '#9e9e9e',
+  new: '#1565c0',
   uninvolved: '#e0e0e0',
 };
 

@@ -39,7 +39,7 @@ import { forgetApplied, getApplied } from '../store/applied.js';
 import { deleteCertificatesOf } from '../store/certificates.js';
 import { deleteAgentCredentials } from '../store/credentials.js';
 import { getNatsHub, putNatsHub, putNatsHubIfAbsent, releaseNatsHub } from '../store/nats.js';
-import { forgetPendingSites } from '../store/pending-sites.js';
+import { forgetPendingSites, markNewSite } from '../store/pending-sites.js';
 import { deletePlatformStatus } from '../store/platform.js';
 import { deleteDefaultRouter, getDefaultRouter, putDefaultRouterIfAbsent } from '../store/routers.js';
 import { listServicesByConnectorRouter, listServicesByHub } from '../store/services.js';
@@ -119,6 +119,8 @@ export async function createAgent(body: CreateAgentBody): Promise<{ uuid: string
     await removeNewAgent(row);
     throw notInteriorRouter(refusedUpstreams[0]!);
   }
+  // Until its router's first config is written and it acknowledges it, the agent's site is not applied.
+  if (row.routerMode !== 'none') await markNewSite(uuid);
   if (promote) {
     // Its NATS server is the hub leaves dial; the NATS fabric itself builds on this record.
     await putNatsHubIfAbsent({

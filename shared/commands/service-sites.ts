@@ -105,9 +105,9 @@ async function describeSites(
   options: { lastSeenOfApplied: boolean; names: boolean },
 ): Promise<ServiceSite[]> {
   const since = new Map(agentUuids.map((uuid) => [uuid, waitingSince(row, uuid, facts)]));
-  const needReports = agentUuids.filter((uuid) => options.lastSeenOfApplied || since.get(uuid));
+  // Every site's last report: one never heard from is never applied.
   const [reports, agents] = await Promise.all([
-    getAgentStatuses(needReports),
+    getAgentStatuses(agentUuids),
     options.names ? getAgentRows(agentUuids) : new Map<string, AgentRow>(),
   ]);
   const now = Date.now();
@@ -118,7 +118,15 @@ async function describeSites(
       agentUuid,
       ...(agents.get(agentUuid) ? { name: agents.get(agentUuid)!.name } : {}),
       roles: expected.get(agentUuid) ?? [],
-      ...siteState(waiting, lastActive, now, config().agentOfflineAfterMs),
+      ...siteState(
+        {
+          ...(waiting === undefined ? {} : { waitingSince: waiting }),
+          firstConfig: facts.pending.get(agentUuid)?.router?.firstConfig === true,
+          ...(lastActive === undefined ? {} : { lastActive }),
+        },
+        now,
+        config().agentOfflineAfterMs,
+      ),
     };
   });
 }
@@ -141,10 +149,22 @@ export async function summarizeSites(rows: readonly ServiceRow[]): Promise<Map<s
   return new Map(
     rows.map((row) => {
       const expected = expectedSites(row, facts).size;
-      const states = [...(waiting.get(row.name) ?? new Map()).entries()].map(
-        ([agentUuid, since]) => siteState(since, reports.get(agentUuid)?.lastActive, now, offlineAfter).state,
+      const states = [...(waiting.get(row.name) ?? new Map<string, string>()).entries()].map(
+        ([agentUuid, since]) => {
+          const lastActive = reports.get(agentUuid)?.lastActive;
+          return siteState(
+            {
+              waitingSince: since,
+              firstConfig: facts.pending.get(agentUuid)?.router?.firstConfig === true,
+              ...(lastActive === undefined ? {} : { lastActive }),
+            },
+            now,
+            offlineAfter,
+          ).state;
+        },
       );
-      const pending = states.filter((state) => state === 'pending').length;
+      // A site whose first config is not written yet is pending it.
+      const pending = states.filter((state) => state === 'pending' || state === 'new').length;
       const offline = states.filter((state) => state === 'offline').length;
       return [row.name, { expected, applied: expected - pending - offline, pending, offline }];
     }),

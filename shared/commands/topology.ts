@@ -95,6 +95,8 @@ interface Facts {
   agents: Map<string, TopologyAgent>;
   services: ServiceRow[];
   waitingSince: Map<string, string>;
+  /** Agents whose router's first config is not written yet. */
+  firstConfigPending: Set<string>;
   natsHub: TopologyNatsHub | null;
 }
 
@@ -107,9 +109,11 @@ async function readFacts(): Promise<Facts> {
     listServiceRows(),
   ]);
   const waitingSince = new Map<string, string>();
+  const firstConfigPending = new Set<string>();
   for (const marker of markers) {
     const earliest = waitingSince.get(marker.agentUuid);
     if (!earliest || marker.since < earliest) waitingSince.set(marker.agentUuid, marker.since);
+    if (marker.firstConfig) firstConfigPending.add(marker.agentUuid);
   }
   return {
     defaultRouter,
@@ -117,6 +121,7 @@ async function readFacts(): Promise<Facts> {
     agents: new Map(rows.map((row) => [row.uuid, toTopologyAgent(row)])),
     services,
     waitingSince,
+    firstConfigPending,
     natsHub: natsHub
       ? { host: natsHub.host, leafPort: natsHub.leafPort, agentUuid: natsHub.agentUuid }
       : null,
@@ -218,6 +223,7 @@ async function describeSites(
     if (lastActive !== undefined) siteFacts.lastActive = lastActive;
     const since = facts.waitingSince.get(key);
     if (since !== undefined) siteFacts.waitingSince = since;
+    if (facts.firstConfigPending.has(key)) siteFacts.firstConfig = true;
     if (countersFor.has(key) && agent.routerMode !== 'none') {
       const changes = changeStateOf(requests.get(key));
       siteFacts.changes = {

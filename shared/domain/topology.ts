@@ -155,6 +155,8 @@ export interface SiteFacts {
   lastActive?: number;
   /** The earliest pending-site marker of the agent (ISO time), if any. */
   waitingSince?: string;
+  /** Its router's first config is not written yet (its marker says so). */
+  firstConfig?: boolean;
   changes?: { configVersion: number; acknowledgedVersion: number; rebuildPending: boolean };
   rollout?: RolloutWait;
 }
@@ -165,10 +167,19 @@ export function agentSite(
   facts: SiteFacts,
   context: { hubKey: string | undefined; now: number; offlineAfterMs: number },
 ): TopologySite {
-  const waiting = facts.waitingSince !== undefined || (facts.changes?.rebuildPending ?? false);
   const { state, since, lastSeen } = siteState(
-    waiting ? (facts.waitingSince ?? null) : undefined,
-    facts.lastActive,
+    {
+      ...(facts.waitingSince === undefined ? {} : { waitingSince: facts.waitingSince }),
+      ...(facts.firstConfig ? { firstConfig: true } : {}),
+      ...(facts.changes
+        ? {
+            rebuildPending: facts.changes.rebuildPending,
+            configVersion: facts.changes.configVersion,
+            acknowledgedVersion: facts.changes.acknowledgedVersion,
+          }
+        : {}),
+      ...(facts.lastActive === undefined ? {} : { lastActive: facts.lastActive }),
+    },
     context.now,
     context.offlineAfterMs,
   );
@@ -371,7 +382,7 @@ export function countTopology(
   const counts: TopologyCounts = {
     sites: sites.length,
     byRouterMode: { interior: 0, edge: 0, none: 0 },
-    byState: { applied: 0, pending: 0, offline: 0 },
+    byState: { applied: 0, pending: 0, offline: 0, new: 0 },
     online: 0,
     silent: 0,
     routerLinks: 0,

@@ -20,7 +20,7 @@ import { type FogInputs, fabricReadKeys, readFogInputs } from './fog-inputs.js';
 import { linksOf, rolloutGate } from './link-rollout.js';
 import { reconcileNats } from './nats.js';
 import { platformStatusChange, reconcilePlatform } from './platform.js';
-import { flagsOwedFor, rebuildTold, reconcileRouter } from './router-write.js';
+import { flagsOwedFor, markTold, rebuildTold, reconcileRouter } from './router-write.js';
 
 /**
  * A whole router (fog request `router`: an agent change, a CA import, a re-drive, or the standalone
@@ -144,9 +144,10 @@ async function tellAgent(
   owed: Owed,
   completed?: { computation: Computation; status?: PlatformStatusRow | undefined },
 ): Promise<void> {
+  let stamp: number | undefined;
   if (completed) {
     const { computation, status } = completed;
-    await markRouterRequestsCompleted(routerKey, computation.coveredUpTo, {
+    stamp = await markRouterRequestsCompleted(routerKey, computation.coveredUpTo, {
       fabric: computation.fabric,
       full: computation.full,
       ...(status ? { status } : {}),
@@ -154,8 +155,11 @@ async function tellAgent(
       ...(owed.links ? { linksTold: owed.links } : {}),
     });
   } else if (owed.raise.length > 0) {
-    await raiseChangeFlags(routerKey, owed.raise);
+    stamp = await raiseChangeFlags(routerKey, owed.raise);
   }
+  // A router write or rebuild told: its marker waits for this raise.
+  if (stamp !== undefined && owed.raise.includes('microserviceConfig'))
+    await markTold(routerKey, { router: true }, stamp);
   if (!completed && owed.links) await putLinksTold(routerKey, owed.links);
   if (owed.restart) await rebuildTold(routerKey, owed.restart);
 }

@@ -1,9 +1,11 @@
 import { countEvent, observeStep } from '../metrics/operations.js';
 import type { FogRequest } from '../queue/messages.js';
 import { askRouterReconciles } from '../queue/publishers.js';
-import { raiseChangeFlag } from '../store/changes.js';
+import { raiseChangeFlags } from '../store/changes.js';
+import { changeCounterNow, markSitePending } from '../store/pending-sites.js';
 import { readFogInputs } from './fog-inputs.js';
 import { reconcileRouterForService } from './router-service-entries.js';
+import { markTold } from './router-write.js';
 
 /**
  * One service's entries on one router (fog request `service-entries`, a service's fan-out):
@@ -30,8 +32,14 @@ export async function applyServiceEntries(
       ...(inputs.stored ? { stored: inputs.stored } : {}),
     }),
   );
-  if (result.routerNeeded) return askRouterReconciles([routerKey]);
+  if (result.routerNeeded) {
+    // The whole computation tells the agent (and marks its router): this service's marker stops awaiting.
+    if (agent)
+      await markSitePending(agent.uuid, { service }, await changeCounterNow(agent.uuid), { told: true });
+    return askRouterReconciles([routerKey]);
+  }
   if (request.raise && agent && result.managed && !result.written) {
-    await raiseChangeFlag(agent.uuid, 'microserviceConfig');
+    const stamp = await raiseChangeFlags(agent.uuid, ['microserviceConfig']);
+    await markTold(agent.uuid, { service }, stamp);
   }
 }

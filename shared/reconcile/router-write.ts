@@ -101,8 +101,17 @@ async function markRouterPending(
   agentUuid: string,
   result: RouterReconcileResult,
 ): Promise<RouterReconcileResult> {
-  await markSitePending(agentUuid, { router: true }, await changeCounterNow(agentUuid));
+  await markSitePending(agentUuid, { router: true }, await changeCounterNow(agentUuid), { built: true });
   return result;
+}
+
+/**
+ * After the raise that told the agent of a marked change (its stamp): the marker waits for that raise,
+ * so no acknowledgement of something the agent was shown before it (a change acknowledged between the
+ * marking and the telling) can clear it. A marker that such an acknowledgement removed is made again.
+ */
+export async function markTold(agentUuid: string, scope: PendingScope, stamp: number): Promise<void> {
+  await markSitePending(agentUuid, scope, stamp - 1, { told: true });
 }
 
 /**
@@ -113,7 +122,7 @@ async function markRouterPending(
 export async function tellOfRouterWrite(agentUuid: string, result: RouterReconcileResult): Promise<void> {
   const flags = flagsOwedFor(result);
   if (flags.length === 0) return;
-  await raiseChangeFlags(agentUuid, flags);
+  await markTold(agentUuid, { router: true }, await raiseChangeFlags(agentUuid, flags));
   if (result.restart) await rebuildTold(agentUuid, result.restart);
 }
 
@@ -133,7 +142,7 @@ export async function tellAgentOfChange(
   also: readonly ChangeStamp[],
 ): Promise<void> {
   await markSitePending(agentUuid, scope, await changeCounterNow(agentUuid));
-  await raiseChangeFlags(agentUuid, ['microserviceConfig', ...also]);
+  await markTold(agentUuid, scope, await raiseChangeFlags(agentUuid, ['microserviceConfig', ...also]));
 }
 
 /**

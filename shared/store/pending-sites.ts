@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mapWithConcurrency } from '../concurrency.js';
 import {
   batchGetItems,
@@ -36,6 +36,10 @@ export interface PendingSite {
   afterSeq: number;
   /** When the first change still unapplied was told (ISO time). */
   since: string;
+  /** A router-wide marker written with the agent, until its router's first config is written. */
+  firstConfig?: boolean;
+  /** Written before the agent was told (a service reconcile's): no acknowledgement clears it until then. */
+  awaiting?: boolean;
 }
 
 const partitionOf = (agentUuid: string) =>
@@ -69,13 +73,16 @@ export async function changeCounterNow(agentUuid: string): Promise<number> {
 
 /**
  * Marks the agent as not having applied a change yet. `afterSeq` is its change counter read after the
- * change was in place; a marker already waiting for a later value keeps it, and `since` keeps the time
- * of the first unapplied change.
+ * change was in place (or, once the agent was told, the stamp of that raise minus one); a marker already
+ * waiting for a later value keeps it, and `since` keeps the time of the first unapplied change. With
+ * `built`, a router-wide marker stops saying the router's first config is not written yet; with `told`,
+ * a marker written before the agent was told stops `awaiting`.
  */
 export async function markSitePending(
   agentUuid: string,
   scope: PendingScope,
   afterSeq: number,
+  options: { built?: boolean; told?: boolean } = {},
 ): Promise<void> {
   await conditionalWrite(
     new UpdateCommand({
@@ -83,13 +90,36 @@ export async function markSitePending(
       Key: pendingSiteKey(agentUuid, scope),
       UpdateExpression:
         'SET afterSeq = :after, agentUuid = :agent, since = if_not_exists(since, :now)' +
-        ('service' in scope ? ', service = :service' : ''),
-      ConditionExpression: 'attribute_not_exists(afterSeq) OR afterSeq < :after',
+        ('service' in scope ? ', service = :service' : '') +
+        (options.built || options.told
+          ? ` REMOVE ${[...(options.built ? ['firstConfig'] : []), ...(options.told ? ['awaiting'] : [])].join(', ')}`
+          : ''),
+      ConditionExpression: `attribute_not_exists(afterSeq) OR afterSeq < :after${options.built ? ' OR attribute_exists(firstConfig)' : ''}${options.told ? ' OR attribute_exists(awaiting)' : ''}`,
       ExpressionAttributeValues: {
         ':after': afterSeq,
         ':agent': agentUuid,
         ':now': new Date().toISOString(),
         ...('service' in scope ? { ':service': scope.service } : {}),
+      },
+    }),
+  );
+}
+
+/**
+ * A new agent's router-wide marker: it has applied nothing, and its router's first config is not
+ * written yet (`firstConfig`, which the first write removes; no acknowledgement clears it before). Once
+ * that config is written and told, the marker waits for the raise that told it.
+ */
+export async function markNewSite(agentUuid: string): Promise<void> {
+  await documentClient().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...pendingSiteKey(agentUuid, { router: true }),
+        agentUuid,
+        afterSeq: 0,
+        since: new Date().toISOString(),
+        firstConfig: true,
       },
     }),
   );
@@ -117,6 +147,8 @@ export async function markSelectingSitesPending(
       service,
       afterSeq: Number(counters.get(index)?.changeSeq ?? 0),
       since,
+      // Its fog reconcile tells the agent; until then no acknowledgement of anything else clears it.
+      awaiting: true,
     })),
     [],
   );
@@ -136,7 +168,10 @@ async function pendingOfAgent(agentUuid: string): Promise<(PendingSite & { SK: s
  * only if no later change moved it meanwhile).
  */
 export async function clearAppliedSites(agentUuid: string, acknowledged: number): Promise<void> {
-  const applied = (await pendingOfAgent(agentUuid)).filter((site) => site.afterSeq < acknowledged);
+  // A new agent's marker waits for its router's first config whatever it acknowledges meanwhile.
+  const applied = (await pendingOfAgent(agentUuid)).filter(
+    (site) => site.afterSeq < acknowledged && !site.firstConfig && !site.awaiting,
+  );
   await mapWithConcurrency(applied, 8, async (site) => {
     await conditionalWrite(
       new DeleteCommand({
@@ -149,7 +184,11 @@ export async function clearAppliedSites(agentUuid: string, acknowledged: number)
   });
 }
 
-/** Every marker of the fleet (a few consistent queries: markers last only until the next poll). */
+/**
+ * Every marker of the fleet still waiting (a few consistent queries: markers last only until the next
+ * poll). A marker the agent has acknowledged past is not waiting, even before its acknowledgement
+ * removed it (a marker raised again after the agent already fetched the change it marks).
+ */
 export async function listPendingSites(): Promise<PendingSite[]> {
   const partitions = Array.from({ length: PARTITIONS }, (_, index) => `SITEPENDING#${index}`);
   const pages = await Promise.all(
@@ -161,7 +200,14 @@ export async function listPendingSites(): Promise<PendingSite[]> {
       }),
     ),
   );
-  return pages.flat();
+  const markers = pages.flat();
+  const agents = [...new Set(markers.map((marker) => marker.agentUuid))];
+  const found = await batchGetItems<{ ackedSeq?: number }>(agents.map((uuid) => keys.changes(uuid)));
+  const acknowledged = new Map(agents.map((uuid, index) => [uuid, Number(found.get(index)?.ackedSeq ?? 0)]));
+  return markers.filter(
+    (marker) =>
+      marker.firstConfig || marker.awaiting || !(marker.afterSeq < (acknowledged.get(marker.agentUuid) ?? 0)),
+  );
 }
 
 /** A deleted agent's markers. */

@@ -1,6 +1,6 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type ChangeStamp, changeFlagsUpdate, raiseChangeFlags } from './changes.js';
-import { conditionalWrite, documentClient, keys, tableName } from './client.js';
+import { conditionalWrite, documentClient, isConditionalCheckFailed, keys, tableName } from './client.js';
 import { type PlatformStatusRow, platformStatusUpdate, putPlatformStatus } from './platform.js';
 import { type LinksTold, putLinksTold, type RolloutWait } from './rollout-holds.js';
 
@@ -48,6 +48,7 @@ export async function getRouterRequests(routerKey: string): Promise<RouterReques
  * Records that every request up to `seq` is covered by a finished computation (and, when it ran the
  * fabric steps or computed the entries in full, every such request up to `seq` too), with the agent's
  * platform status when it changed and the change flags the computation owes the agent: one write.
+ * Returns the stamp the flags were raised with (undefined when none were).
  */
 export async function markRouterRequestsCompleted(
   routerKey: string,
@@ -60,31 +61,40 @@ export async function markRouterRequestsCompleted(
     /** The links the agent's router runs once told (see link-rollout.ts). */
     linksTold?: LinksTold;
   } = {},
-): Promise<void> {
+): Promise<number | undefined> {
   const also = (['fabric', 'full'] as const).filter((part) => ran[part]).map((part) => `${part}Completed`);
   const status = ran.status ? platformStatusUpdate(ran.status) : undefined;
   const flags = ran.raise && ran.raise.length > 0 ? changeFlagsUpdate(ran.raise) : undefined;
-  const marked = await conditionalWrite(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.routerRequests(routerKey),
-      UpdateExpression: `SET ${[
-        ...['completed', ...also].map((name) => `${name} = :seq`),
-        ...(status ? [status.set] : []),
-        ...(flags ? [flags.set] : []),
-        ...(ran.linksTold ? ['linksTold = :links'] : []),
-      ].join(', ')}`,
-      ConditionExpression: 'attribute_not_exists(completed) OR completed < :seq',
-      ...(flags ? { ExpressionAttributeNames: flags.names } : {}),
-      ExpressionAttributeValues: {
-        ':seq': seq,
-        ...status?.values,
-        ...flags?.values,
-        ...(ran.linksTold ? { ':links': ran.linksTold } : {}),
-      },
-    }),
-  );
-  if (marked) return;
+  let stamp: number | undefined;
+  let marked = true;
+  try {
+    const { Attributes } = await documentClient().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.routerRequests(routerKey),
+        UpdateExpression: `SET ${[
+          ...['completed', ...also].map((name) => `${name} = :seq`),
+          ...(status ? [status.set] : []),
+          ...(flags ? [flags.set] : []),
+          ...(ran.linksTold ? ['linksTold = :links'] : []),
+        ].join(', ')}`,
+        ConditionExpression: 'attribute_not_exists(completed) OR completed < :seq',
+        ...(flags ? { ExpressionAttributeNames: flags.names } : {}),
+        ExpressionAttributeValues: {
+          ':seq': seq,
+          ...status?.values,
+          ...flags?.values,
+          ...(ran.linksTold ? { ':links': ran.linksTold } : {}),
+        },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    if (flags) stamp = Number(Attributes?.changeSeq);
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+    marked = false;
+  }
+  if (marked) return stamp;
   // A computation whose `completed` lost to a later one still counts for the fabric steps (or the full
   // computation) it ran, what it found is still the agent's status, and what it wrote the agent is owed.
   for (const name of also) {
@@ -100,6 +110,7 @@ export async function markRouterRequestsCompleted(
     );
   }
   if (ran.status) await putPlatformStatus(routerKey, ran.status);
-  if (flags) await raiseChangeFlags(routerKey, ran.raise!);
+  if (flags) stamp = await raiseChangeFlags(routerKey, ran.raise!);
   if (ran.linksTold) await putLinksTold(routerKey, ran.linksTold);
+  return stamp;
 }

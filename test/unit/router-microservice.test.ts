@@ -6,7 +6,7 @@ import {
   routerStartDigest,
 } from '../../shared/domain/router-microservice.js';
 import { buildRouterSiteConfig } from '../../shared/domain/router-site.js';
-import { siteState } from '../../shared/domain/service-sites.js';
+import { type SiteStateFacts, siteState } from '../../shared/domain/service-sites.js';
 
 /**
  * The router microservice as a running router sees it: what it starts with (the container and every
@@ -190,25 +190,76 @@ describe('incompleteRouterConfig: a config a Router can start from', () => {
   });
 });
 
-describe('siteState', () => {
+describe('siteState: one rule for a site, per service and in the topology', () => {
   const now = Date.parse('2026-12-04T10:00:00Z');
   const since = '2026-12-04T09:59:00.000Z';
+  const heard = now - 5_000;
 
-  it.each<{ case: string; since?: string; lastActive?: number; state: string }>([
-    { case: 'applied, heard from lately', lastActive: now - 5_000, state: 'applied' },
-    { case: 'applied, never heard from', state: 'applied' },
-    { case: 'waiting, heard from within the threshold', since, lastActive: now - 59_000, state: 'pending' },
-    { case: 'waiting, silent past the threshold', since, lastActive: now - 61_000, state: 'offline' },
-    { case: 'waiting, never heard from', since, state: 'offline' },
-  ])('$case: $state', ({ since: waiting, lastActive, state }) => {
+  it.each<{ case: string; facts: SiteStateFacts; state: string; waiting: string | null }>([
+    { case: 'never heard from, nothing waiting', facts: {}, state: 'offline', waiting: null },
+    {
+      case: 'its first config not written yet',
+      facts: { firstConfig: true, waitingSince: since },
+      state: 'new',
+      waiting: since,
+    },
+    {
+      case: 'first config pending, agent heard from',
+      facts: { firstConfig: true, waitingSince: since, lastActive: heard },
+      state: 'new',
+      waiting: since,
+    },
+    {
+      case: 'acknowledged everything',
+      facts: { lastActive: heard, configVersion: 7, acknowledgedVersion: 7 },
+      state: 'applied',
+      waiting: null,
+    },
+    {
+      case: 'acknowledged an older config version',
+      facts: { lastActive: heard, configVersion: 8, acknowledgedVersion: 7 },
+      state: 'pending',
+      waiting: null,
+    },
+    {
+      case: 'a rebuild owed, not acknowledged',
+      facts: { lastActive: heard, rebuildPending: true, configVersion: 7, acknowledgedVersion: 7 },
+      state: 'pending',
+      waiting: null,
+    },
+    {
+      case: 'a marker waits, heard from within the threshold',
+      facts: { waitingSince: since, lastActive: now - 59_000 },
+      state: 'pending',
+      waiting: since,
+    },
+    {
+      case: 'a marker waits, silent past the threshold',
+      facts: { waitingSince: since, lastActive: now - 61_000 },
+      state: 'offline',
+      waiting: since,
+    },
+    {
+      case: 'a marker waits, never heard from',
+      facts: { waitingSince: since },
+      state: 'offline',
+      waiting: since,
+    },
+    {
+      case: 'nothing waits, silent past the threshold (it applied before falling silent)',
+      facts: { lastActive: now - 61_000 },
+      state: 'applied',
+      waiting: null,
+    },
+  ])('$case: $state', ({ facts, state, waiting }) => {
     // Act
-    const found = siteState(waiting, lastActive, now, 60_000);
+    const found = siteState(facts, now, 60_000);
 
     // Assess
     expect(found).toEqual({
       state,
-      since: state === 'applied' ? null : since,
-      lastSeen: lastActive === undefined ? null : new Date(lastActive).toISOString(),
+      since: waiting,
+      lastSeen: facts.lastActive === undefined ? null : new Date(facts.lastActive).toISOString(),
     });
   });
 });

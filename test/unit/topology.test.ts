@@ -45,7 +45,19 @@ describe('a site state', () => {
   const heard = Date.parse('2026-12-04T12:00:00Z');
   it.each([
     ['nothing waiting, heard from', { lastActive: heard }, 'applied', true],
-    ['nothing waiting, never heard from', {}, 'applied', false],
+    ['nothing waiting, never heard from: never applied', {}, 'offline', false],
+    [
+      'its first config not written yet',
+      { firstConfig: true, waitingSince: '2026-12-04T11:59:00Z' },
+      'new',
+      false,
+    ],
+    [
+      'acknowledged an older config version',
+      { lastActive: heard, changes: { configVersion: 4, acknowledgedVersion: 3, rebuildPending: false } },
+      'pending',
+      true,
+    ],
     ['a marker, heard from', { lastActive: heard, waitingSince: '2026-12-04T11:59:00Z' }, 'pending', true],
     [
       'a marker, silent',
@@ -284,7 +296,7 @@ describe('tags, counts, the unhealthy and the hub neighbourhood', () => {
     expect(counts).toEqual({
       sites: 3,
       byRouterMode: { interior: 1, edge: 2, none: 0 },
-      byState: { applied: 1, pending: 1, offline: 1 },
+      byState: { applied: 1, pending: 1, offline: 1, new: 0 },
       online: 2,
       silent: 1,
       routerLinks: 1,

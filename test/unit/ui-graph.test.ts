@@ -93,7 +93,7 @@ describe('the page draws what the API answers', () => {
       counts: {
         sites: 5000,
         byRouterMode: { interior: 1, edge: 4999, none: 0 },
-        byState: { applied: 4999, pending: 1, offline: 0 },
+        byState: { applied: 4999, pending: 1, offline: 0, new: 0 },
         online: 5000,
         silent: 0,
         routerLinks: 4999,
