@@ -30,16 +30,19 @@ const statusByClass: [new (...args: never[]) => Error, number][] = [
  * carry their own message; errors from middy's parsers (http-errors with `expose`) keep theirs; anything
  * else is a 500 whose details stay in the log, never in the response.
  */
-/** Longest run of a value a message quotes (values come from clients: names, paths, hosts). */
+/** Longest value a message quotes (values come from clients: names, paths, hosts). */
 const QUOTED_CHARACTERS = 80;
+/** The punctuation a quoted value may carry around it in a message (quotes, brackets, a comma). */
+const QUOTE_MARKS = 8;
 
 /**
- * A message as answered: any run of characters without a space longer than 80 (a name or path a
- * client sent, put in the message whole) is cut to 77 and `...`, wherever the message came from.
+ * A message as answered: any run of characters without a space longer than a quoted value and its
+ * punctuation (a name or path a client sent, put in the message whole) is cut to 77 and `...`,
+ * wherever the message came from; values already shortened for a message (see `show`) stay as they are.
  */
 export function clipQuotedValues(message: string): string {
   return message.replace(
-    new RegExp(`\\S{${QUOTED_CHARACTERS + 1},}`, 'gu'),
+    new RegExp(`\\S{${QUOTED_CHARACTERS + QUOTE_MARKS + 1},}`, 'gu'),
     (run) => `${[...run].slice(0, QUOTED_CHARACTERS - 3).join('')}...`,
   );
 }

@@ -1740,3 +1740,21 @@ describe('hostile input on the fabric routes', () => {
     expect((await api.get('/api/v3/status')).status).toBe(200);
   });
 });
+
+describe('error messages quote at most 80 characters of a value', () => {
+  const value = 'a'.repeat(250);
+  it.each([
+    `/api/v3/services/${value}`,
+    `/api/v3/iofog/${value}`,
+    `/api/v3/certificates/${value}`,
+    `/api/v3/certificates/ca/${value}`,
+  ])('GET %s', async (path) => {
+    // Act
+    const response = await api.get<{ name: string; message: string }>(path);
+
+    // Assess: the 250 characters are cut to 77 and an ellipsis
+    expect(response.status).toBe(404);
+    expect(response.body.message).toContain(`${'a'.repeat(77)}...`);
+    expect(response.body.message).not.toContain('a'.repeat(78));
+  });
+});
