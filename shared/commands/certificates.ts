@@ -15,6 +15,7 @@ import {
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import { readSecret } from '../k8s/secrets.js';
 import { askRouterReconciles } from '../queue/publishers.js';
+import { CONFLICT, retryOnConflict } from '../retry.js';
 import { sealSecret } from '../secrets.js';
 import { getAgentRow, listAgentRows } from '../store/agents.js';
 import {
@@ -428,10 +429,19 @@ export async function reissueCertificate(
 
 /** POST /api/v3/certificates/{name}/renew: a new serial and key, the same names and CA. */
 export async function renewCertificate(name: string) {
-  const row = await requireLeaf(name, `rotate it with POST /api/v3/certificates/ca/${name}/rotate`);
-  const ca = row.signedBy === row.name ? undefined : await signingAuthority(row.signedBy, 'name');
-  const renewed = await reissueCertificate(row, ca);
-  if (!renewed) throw new ContentionError(`Certificate ${name} changed while it was renewed; try again`);
+  // A renewal that lost to another writer (another renewal, its agent's reconcile) renews what that wrote.
+  const renewed = await retryOnConflict(
+    async () => {
+      const row = await requireLeaf(name, `rotate it with POST /api/v3/certificates/ca/${name}/rotate`);
+      const ca = row.signedBy === row.name ? undefined : await signingAuthority(row.signedBy, 'name');
+      return (await reissueCertificate(row, ca)) ?? CONFLICT;
+    },
+    {
+      times: 5,
+      exhausted: () =>
+        new ContentionError(`Certificate ${name} kept changing while it was renewed; try again`),
+    },
+  );
   return { ...issuedReply(renewed), renewed: true };
 }
 
@@ -442,24 +452,48 @@ export async function renewCertificate(name: string) {
  * files, each phase only once every site acknowledged the one before.
  */
 export async function rotateCertificateAuthority(name: string) {
-  const ca = await requireCertificateAuthority(name);
-  if (ca.source !== 'self-signed') {
-    throw new ValidationError(
-      `Field 'name': CA ${name} was imported (${ca.source}); fogbridge holds no way to make its successor, import the new CA under a new name instead`,
-    );
-  }
-  if (ca.rotation) {
-    throw new ConflictError(
-      `CA ${name} is already being rotated (phase ${ca.rotation.phase}, since ${ca.rotation.phaseSince})`,
-    );
-  }
+  // A rotation that lost to another write of the CA reads it again (another rotation is then a 409).
+  const next = await retryOnConflict(
+    async () => {
+      const ca = await requireCertificateAuthority(name);
+      if (ca.source !== 'self-signed') {
+        throw new ValidationError(
+          `Field 'name': CA ${name} was imported (${ca.source}); fogbridge holds no way to make its successor, import the new CA under a new name instead`,
+        );
+      }
+      if (ca.rotation) {
+        throw new ConflictError(
+          `CA ${name} is already being rotated (phase ${ca.rotation.phase}, since ${ca.rotation.phaseSince})`,
+        );
+      }
+      const row = await successorOf(ca);
+      return (await replaceCertificate(row, ca.version)) ? row : CONFLICT;
+    },
+    {
+      times: 5,
+      exhausted: () => new ContentionError(`CA ${name} kept changing while it was rotated; try again`),
+    },
+  );
+  await askRouterReconciles((await listAgentRows()).map((agent) => agent.uuid));
+  return {
+    name,
+    subject: next.subject,
+    validFrom: next.validFrom,
+    validTo: next.validTo,
+    serialNumber: next.serialNumber,
+    phase: 'trust' as const,
+  };
+}
+
+/** A CA's successor as stored: a new key and certificate, the same subject and lifetime, in phase `trust`. */
+async function successorOf(ca: CertificateRow): Promise<CertificateRow> {
   const pem = await newCertificateAuthority(ca.subject, {
     validityDays: lifetimeDays(ca) ?? (Date.parse(ca.validTo) - Date.parse(ca.validFrom)) / DAY_MS,
     now: new Date(nowMs()),
   });
   const facts = certificateFacts(pem.certPem);
   const now = new Date(nowMs()).toISOString();
-  const next: CertificateRow = {
+  return {
     ...ca,
     validFrom: facts.validFrom,
     validTo: facts.validTo,
@@ -468,7 +502,7 @@ export async function rotateCertificateAuthority(name: string) {
     signerFingerprint: facts.fingerprint,
     certPem: pem.certPem,
     caPem: pem.certPem,
-    keySealed: await sealSecret(pem.keyPem, name),
+    keySealed: await sealSecret(pem.keyPem, ca.name),
     version: ca.version + 1,
     updatedAt: now,
     rotation: {
@@ -479,16 +513,5 @@ export async function rotateCertificateAuthority(name: string) {
       startedAt: now,
       phaseSince: now,
     },
-  };
-  if (!(await replaceCertificate(next, ca.version)))
-    throw new ContentionError(`CA ${name} changed while it was rotated; try again`);
-  await askRouterReconciles((await listAgentRows()).map((agent) => agent.uuid));
-  return {
-    name,
-    subject: next.subject,
-    validFrom: next.validFrom,
-    validTo: next.validTo,
-    serialNumber: next.serialNumber,
-    phase: 'trust' as const,
   };
 }

@@ -8,7 +8,7 @@ import { forgetApplied, getApplied } from '../store/applied.js';
 import { certificateItem, deleteCertificatesOf } from '../store/certificates.js';
 import { type ChangeStamp, raiseChangeFlags } from '../store/changes.js';
 import { batchWriteItems } from '../store/client.js';
-import { forgetPendingSites } from '../store/pending-sites.js';
+import { changeCounterNow, forgetPendingSites, markSitePending } from '../store/pending-sites.js';
 import { type PlatformStatusRow, putPlatformStatus } from '../store/platform.js';
 import { withReadSnapshot } from '../store/read-snapshot.js';
 import { type LinksTold, putLinksTold } from '../store/rollout-holds.js';
@@ -78,6 +78,8 @@ interface Owed {
   restart?: { digest: string };
   /** The links its router runs once told (recorded with the raise). */
   links?: LinksTold;
+  /** A rebuild it owes is held (see link-rollout.ts): its site stays unapplied. */
+  rebuildHeld?: boolean;
 }
 
 /** An agent deleted while its certificates were made: nothing is owed, nothing is marked. */
@@ -93,12 +95,13 @@ async function computeRouter(
   if (items === AGENT_GONE) return AGENT_GONE;
   if (!agent && routerKey !== DEFAULT_ROUTER) await forgetRouter(routerKey);
   const written = await routerConfig(routerKey, inputs, computation);
-  const { restart, links } = await rebuildToTell(agent, written, inputs);
+  const { restart, links, held } = await rebuildToTell(agent, written, inputs);
   const owed: Owed = {
     waits: undefined,
     raise: agent ? [...(items?.flags ?? []), ...flagsOwedFor({ written: written.written, restart })] : [],
     ...(restart ? { restart } : {}),
     ...(links ? { links } : {}),
+    ...(held ? { rebuildHeld: true } : {}),
   };
   if (!computation.fabric) return owed;
   try {
@@ -120,7 +123,7 @@ async function rebuildToTell(
   agent: AgentRow | undefined,
   written: Awaited<ReturnType<typeof reconcileRouter>>,
   inputs: FogInputs,
-): Promise<{ restart?: { digest: string }; links?: LinksTold }> {
+): Promise<{ restart?: { digest: string }; links?: LinksTold; held?: boolean }> {
   if (!agent || !written.managed) return {};
   if (!written.restart && inputs.requests.linksTold) return {};
   return observeStep('fog: rollout order', async () => {
@@ -130,7 +133,12 @@ async function rebuildToTell(
     if (!planned) return { restart: written.restart };
     const { rollout, linksTold } = inputs.requests;
     const gate = await rolloutGate(agent, planned, rollout, linksTold);
-    return gate === 'tell' ? { restart: written.restart, links: linksOf(planned) } : {};
+    if (gate === 'tell') return { restart: written.restart, links: linksOf(planned) };
+    // A held rebuild is owed all the same: the site is not applied until it is told and acknowledged.
+    await markSitePending(agent.uuid, { router: true }, await changeCounterNow(agent.uuid), {
+      awaiting: true,
+    });
+    return { held: true };
   });
 }
 
@@ -159,7 +167,7 @@ async function tellAgent(
   }
   // A router write or rebuild told: its marker waits for this raise.
   if (stamp !== undefined && owed.raise.includes('microserviceConfig'))
-    await markTold(routerKey, { router: true }, stamp);
+    await markTold(routerKey, { router: true }, stamp, { stillOwed: owed.rebuildHeld === true });
   if (!completed && owed.links) await putLinksTold(routerKey, owed.links);
   if (owed.restart) await rebuildTold(routerKey, owed.restart);
 }

@@ -110,8 +110,14 @@ async function markRouterPending(
  * so no acknowledgement of something the agent was shown before it (a change acknowledged between the
  * marking and the telling) can clear it. A marker that such an acknowledgement removed is made again.
  */
-export async function markTold(agentUuid: string, scope: PendingScope, stamp: number): Promise<void> {
-  await markSitePending(agentUuid, scope, stamp - 1, { told: true });
+export async function markTold(
+  agentUuid: string,
+  scope: PendingScope,
+  stamp: number,
+  options: { stillOwed?: boolean } = {},
+): Promise<void> {
+  // `stillOwed`: told of a write while a rebuild it owes is held; the marker keeps awaiting that.
+  await markSitePending(agentUuid, scope, stamp - 1, options.stillOwed ? {} : { told: true });
 }
 
 /**

@@ -76,13 +76,14 @@ export async function changeCounterNow(agentUuid: string): Promise<number> {
  * change was in place (or, once the agent was told, the stamp of that raise minus one); a marker already
  * waiting for a later value keeps it, and `since` keeps the time of the first unapplied change. With
  * `built`, a router-wide marker stops saying the router's first config is not written yet; with `told`,
- * a marker written before the agent was told stops `awaiting`.
+ * a marker written before the agent was told stops `awaiting`; with `awaiting`, it starts (a change the
+ * agent is not told of yet: no acknowledgement clears it until it is).
  */
 export async function markSitePending(
   agentUuid: string,
   scope: PendingScope,
   afterSeq: number,
-  options: { built?: boolean; told?: boolean } = {},
+  options: { built?: boolean; told?: boolean; awaiting?: boolean } = {},
 ): Promise<void> {
   await conditionalWrite(
     new UpdateCommand({
@@ -91,15 +92,19 @@ export async function markSitePending(
       UpdateExpression:
         'SET afterSeq = :after, agentUuid = :agent, since = if_not_exists(since, :now)' +
         ('service' in scope ? ', service = :service' : '') +
+        (options.awaiting ? ', awaiting = :awaiting' : '') +
         (options.built || options.told
           ? ` REMOVE ${[...(options.built ? ['firstConfig'] : []), ...(options.told ? ['awaiting'] : [])].join(', ')}`
           : ''),
-      ConditionExpression: `attribute_not_exists(afterSeq) OR afterSeq < :after${options.built ? ' OR attribute_exists(firstConfig)' : ''}${options.told ? ' OR attribute_exists(awaiting)' : ''}`,
+      ConditionExpression: options.awaiting
+        ? undefined
+        : `attribute_not_exists(afterSeq) OR afterSeq < :after${options.built ? ' OR attribute_exists(firstConfig)' : ''}${options.told ? ' OR attribute_exists(awaiting)' : ''}`,
       ExpressionAttributeValues: {
         ':after': afterSeq,
         ':agent': agentUuid,
         ':now': new Date().toISOString(),
         ...('service' in scope ? { ':service': scope.service } : {}),
+        ...(options.awaiting ? { ':awaiting': true } : {}),
       },
     }),
   );

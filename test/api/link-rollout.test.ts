@@ -99,13 +99,26 @@ describe('the hub moves to a new host', () => {
     // Prepare
     const starts = fogA.runningRouter!.starts;
 
-    // Act: only fog-a polls
+    // Act: only fog-a reports and polls
     const put = await api.put('/api/v3/router', { host: 'hub3.example.com', ...ports });
     const started = Date.now();
     const heldFor: number[] = [];
+    const statesWhileHeld: string[] = [];
     while (dialled() !== 'hub3.example.com' && Date.now() - started < 60_000) {
+      // fog-a is heard from and fetches what it is told: only the held rebuild keeps it from applied.
+      await fogA.reportStatus();
       await fogA.poll();
-      if (dialled() === 'hub2.example.com') heldFor.push(Date.now() - started);
+      if (dialled() === 'hub2.example.com') {
+        heldFor.push(Date.now() - started);
+        const sites = (
+          await api.get<{ sites: { key: string; state: string; rollout?: { toldAt?: string } }[] }>(
+            '/api/v3/topology',
+          )
+        ).body.sites;
+        const site = sites.find((entry) => entry.key === 'fog-a')!;
+        // Once its rebuild is held (recorded on its site), and until it is told.
+        if (site.rollout && !site.rollout.toldAt) statesWhileHeld.push(site.state);
+      }
       await pause(300);
     }
 
@@ -113,8 +126,10 @@ describe('the hub moves to a new host', () => {
     expect(put.status).toBe(200);
     expect(dialled()).toBe('hub3.example.com');
     expect(fogA.runningRouter!.starts).toBe(starts + 1);
-    // Held for the bounded wait at least, not much longer than the wait and a sweep.
+    // Held for the bounded wait at least; its site never said applied while its rebuild was held.
     expect(Math.max(...heldFor)).toBeGreaterThanOrEqual(WAIT_SECONDS * 1000 - 1000);
+    expect(statesWhileHeld.length).toBeGreaterThan(0);
+    expect(statesWhileHeld.filter((state) => state === 'applied')).toEqual([]);
     const topology = await api.get<{
       sites: {
         key: string;
