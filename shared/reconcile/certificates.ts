@@ -4,6 +4,7 @@ import { config } from '../context.js';
 import { caRotationDue, leafRenewal } from '../domain/certificate-renewal.js';
 import { ROUTER_LEAF_VALIDITY_DAYS } from '../domain/pki.js';
 import { FLEET_CAS } from '../domain/router-site.js';
+import { ConflictError } from '../errors.js';
 import { logger } from '../log/logger.js';
 import { askRouterReconciles } from '../queue/publishers.js';
 import {
@@ -70,8 +71,16 @@ export async function rotateDueFleetAuthorities(cas: readonly CertificateRow[]):
       caRotationDue({ ca: { validTo: ca.validTo, rotating: ca.rotation !== undefined }, windowDays, now }),
   );
   for (const ca of due) {
-    await rotateCertificateAuthority(ca.name);
-    logger.info('started the rotation of a fleet CA before it expires', { ca: ca.name, validTo: ca.validTo });
+    try {
+      await rotateCertificateAuthority(ca.name);
+      logger.info('started the rotation of a fleet CA before it expires', {
+        ca: ca.name,
+        validTo: ca.validTo,
+      });
+    } catch (error) {
+      // Another sweep started it first.
+      if (!(error instanceof ConflictError)) throw error;
+    }
   }
   return due.map((ca) => ca.name);
 }

@@ -153,8 +153,13 @@ describe('changes outside bridges rebuild the router, until the agent acknowledg
     // Act
     expect((await api.patch('/api/v3/iofog/fog-a', { upstreamRouters: ['fog-i'] })).status).toBe(204);
 
-    // Assess
-    await rebuildServed(fogA, (config) => !!linkTo(config, 'fog-i'), 'a rebuild of fog-a linking to fog-i');
+    // Assess: fog-i, the listening side, keeps polling as a live agent does (fog-a's new link waits
+    // for it to have acknowledged its side)
+    await eventually(async () => {
+      await tick(fogI);
+      const item = await servedRouter(fogA);
+      return item?.rebuild && linkTo(item.config, 'fog-i') ? item : undefined;
+    }, 'a rebuild of fog-a linking to fog-i');
     const config = await runsWith(
       fogA,
       (running) => !!linkTo(running, 'fog-i'),
