@@ -10,7 +10,6 @@ import {
   certificateAuthorityProblem,
   certificateFacts,
   createCertificateAuthority as newCertificateAuthority,
-  selfSignedLeaf,
 } from '../domain/pki.js';
 import { ConflictError, ContentionError, NotFoundError, ValidationError } from '../errors.js';
 import { readSecret } from '../k8s/secrets.js';
@@ -28,6 +27,7 @@ import {
   putNewCertificate,
   replaceCertificate,
   selfSignedCertificateAuthorityRow,
+  selfSignedLeafRow,
   signedLeafRow,
 } from '../store/certificates.js';
 import { raiseChangeFlags } from '../store/changes.js';
@@ -307,7 +307,15 @@ export async function createCertificate(body: CreateCertificateBody) {
   const validityDays = body.expiration === undefined ? undefined : expirationDays(body.expiration);
   let row: CertificateRow;
   if (body.ca.type === 'self-signed') {
-    row = await selfSignedUserRow(body.name, body.subject, hosts, validityDays);
+    row = await selfSignedLeafRow(
+      {
+        name: body.name,
+        commonName: body.subject,
+        hosts,
+        ...(validityDays === undefined ? {} : { validityDays }),
+      },
+      { agentUuid: null, source: 'user' },
+    );
   } else {
     const ca = await signingAuthority(body.ca.secretName!, 'ca.secretName');
     if (validityDays !== undefined && nowMs() + validityDays * DAY_MS > Date.parse(ca.validTo)) {
@@ -329,44 +337,6 @@ export async function createCertificate(body: CreateCertificateBody) {
   if (!(await putNewCertificate(row)))
     throw new ConflictError(`Certificate with name ${body.name} already exists`);
   return issuedReply(row);
-}
-
-async function selfSignedUserRow(
-  name: string,
-  subject: string,
-  hosts: readonly string[],
-  validityDays: number | undefined,
-  existing?: CertificateRow,
-): Promise<CertificateRow> {
-  const issued = await selfSignedLeaf({
-    commonName: subject,
-    hosts,
-    now: new Date(nowMs()),
-    ...(validityDays === undefined ? {} : { validityDays }),
-  });
-  const facts = certificateFacts(issued.certPem);
-  const now = new Date(nowMs()).toISOString();
-  return {
-    name,
-    isCA: false,
-    subject: facts.subject,
-    hosts: [...hosts],
-    signedBy: name,
-    signerFingerprint: facts.fingerprint,
-    validFrom: facts.validFrom,
-    validTo: facts.validTo,
-    serialNumber: facts.serialNumber,
-    fingerprint: facts.fingerprint,
-    certPem: issued.certPem,
-    caPem: issued.certPem,
-    keySealed: await sealSecret(issued.keyPem, name),
-    source: 'user',
-    agentUuid: null,
-    ...(validityDays === undefined ? {} : { validityDays }),
-    version: (existing?.version ?? 0) + 1,
-    createdAt: existing?.createdAt ?? now,
-    updatedAt: now,
-  };
 }
 
 /** A path name that must be a certificate, not a CA (the leaf routes). */
@@ -408,20 +378,15 @@ export async function reissueCertificate(
   ca: CertificateRow | undefined,
 ): Promise<CertificateRow | undefined> {
   const validityDays = lifetimeDays(row);
+  const spec = {
+    name: row.name,
+    commonName: row.subject,
+    hosts: row.hosts,
+    ...(validityDays === undefined ? {} : { validityDays }),
+  };
+  const owner = { agentUuid: row.agentUuid, source: row.source };
   const next =
-    ca === undefined
-      ? await selfSignedUserRow(row.name, row.subject, row.hosts, validityDays, row)
-      : await signedLeafRow(
-          {
-            name: row.name,
-            commonName: row.subject,
-            hosts: row.hosts,
-            ...(validityDays === undefined ? {} : { validityDays }),
-          },
-          ca,
-          { agentUuid: row.agentUuid, source: row.source },
-          row,
-        );
+    ca === undefined ? await selfSignedLeafRow(spec, owner, row) : await signedLeafRow(spec, ca, owner, row);
   if (!(await replaceCertificate(next, row.version))) return undefined;
   if (row.agentUuid) await raiseChangeFlags(row.agentUuid, ['volumeMounts']);
   return next;

@@ -3,10 +3,9 @@ import { ValidationError } from '../errors.js';
 import { type AgentRow, getAgentRows } from '../store/agents.js';
 import {
   forgetReference,
-  recordReference,
   referenceTarget,
+  referenceTargets,
   referencingSources,
-  touchTarget,
 } from '../store/references.js';
 
 /**
@@ -29,18 +28,11 @@ export const natsServersOf = (row: Pick<AgentRow, 'upstreamNatsServers'> | undef
  * still a NATS server. Returns the servers that no longer are (or are gone); their references are undone.
  */
 export async function referenceNatsServers(leaf: AgentRow, before: AgentRow | undefined): Promise<string[]> {
-  const refused: string[] = [];
-  for (const server of natsServersOf(leaf).filter((uuid) => !natsServersOf(before).includes(uuid))) {
-    await recordReference(referenceTarget.agent(server), 'nats-upstream', leaf.uuid);
-    const touched = await touchTarget(referenceTarget.agent(server), {
-      expression: 'natsMode = :server',
-      values: { ':server': 'server' },
-    });
-    if (touched) continue;
-    await forgetReference(referenceTarget.agent(server), 'nats-upstream', leaf.uuid);
-    refused.push(server);
-  }
-  return refused;
+  const added = natsServersOf(leaf).filter((uuid) => !natsServersOf(before).includes(uuid));
+  return referenceTargets(leaf.uuid, 'nats-upstream', added, referenceTarget.agent, {
+    expression: 'natsMode = :server',
+    values: { ':server': 'server' },
+  });
 }
 
 export async function forgetNatsServers(leaf: string, servers: readonly string[]): Promise<void> {

@@ -3,10 +3,9 @@ import { ValidationError } from '../errors.js';
 import { type AgentRow, getAgentRows, listAgentRows } from '../store/agents.js';
 import {
   forgetReference,
-  recordReference,
   referenceTarget,
+  referenceTargets,
   referencingSources,
-  touchTarget,
 } from '../store/references.js';
 
 /**
@@ -34,20 +33,11 @@ export async function referenceUpstreamRouters(
   router: AgentRow,
   before: AgentRow | undefined,
 ): Promise<string[]> {
-  const refused: string[] = [];
-  for (const upstream of upstreamAgentsOf(router).filter(
-    (uuid) => !upstreamAgentsOf(before).includes(uuid),
-  )) {
-    await recordReference(referenceTarget.agent(upstream), 'router-upstream', router.uuid);
-    const touched = await touchTarget(referenceTarget.agent(upstream), {
-      expression: 'routerMode = :interior',
-      values: { ':interior': 'interior' },
-    });
-    if (touched) continue;
-    await forgetReference(referenceTarget.agent(upstream), 'router-upstream', router.uuid);
-    refused.push(upstream);
-  }
-  return refused;
+  const added = upstreamAgentsOf(router).filter((uuid) => !upstreamAgentsOf(before).includes(uuid));
+  return referenceTargets(router.uuid, 'router-upstream', added, referenceTarget.agent, {
+    expression: 'routerMode = :interior',
+    values: { ':interior': 'interior' },
+  });
 }
 
 export async function forgetUpstreamRouters(router: string, upstreams: readonly string[]): Promise<void> {

@@ -162,13 +162,21 @@ export async function createCertificateAuthority(
   return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
 }
 
-/** A server-and-client certificate for `hosts`, signed by `ca`, valid until its CA is at the latest. */
-export async function issueCertificate(
-  ca: KeyPairPem,
-  leaf: { commonName: string; hosts: readonly string[]; validityDays?: number; now?: Date },
-): Promise<KeyPairPem> {
+/** What a leaf is issued as: its CN, the names it is for, how long it lasts from when. */
+interface LeafRequest {
+  commonName: string;
+  hosts: readonly string[];
+  validityDays?: number;
+  now?: Date;
+}
+
+/**
+ * A server-and-client leaf for `hosts`: signed by `ca`, valid until its CA is at the latest; or, with no
+ * CA, self-signed (its own trust anchor, CA:FALSE).
+ */
+async function leafCertificate(ca: KeyPairPem | undefined, leaf: LeafRequest): Promise<KeyPairPem> {
   const forge = await forgeLibrary();
-  const caCert = forge.pki.certificateFromPem(ca.certPem);
+  const caCert = ca ? forge.pki.certificateFromPem(ca.certPem) : undefined;
   const keys = await newKeyPair(forge);
   const cert = baseCertificate(
     forge,
@@ -179,9 +187,10 @@ export async function issueCertificate(
   );
   // A leaf never outlives its CA: past the CA's notAfter no peer would accept it anyway, and a renewal
   // that cannot reach further than the CA is what says the CA itself is due.
-  if (cert.validity.notAfter > caCert.validity.notAfter) cert.validity.notAfter = caCert.validity.notAfter;
-  cert.setIssuer(issuerAttributes(forge, caCert));
-  const caKeyId = (caCert.getExtension('subjectKeyIdentifier') as { subjectKeyIdentifier?: string } | null)
+  if (caCert && cert.validity.notAfter > caCert.validity.notAfter)
+    cert.validity.notAfter = caCert.validity.notAfter;
+  cert.setIssuer(caCert ? issuerAttributes(forge, caCert) : cert.subject.attributes);
+  const caKeyId = (caCert?.getExtension('subjectKeyIdentifier') as { subjectKeyIdentifier?: string } | null)
     ?.subjectKeyIdentifier;
   cert.setExtensions([
     { name: 'basicConstraints', cA: false, critical: true },
@@ -191,36 +200,18 @@ export async function issueCertificate(
     { name: 'subjectKeyIdentifier' },
     ...(caKeyId ? [{ name: 'authorityKeyIdentifier', keyIdentifier: forge.util.hexToBytes(caKeyId) }] : []),
   ]);
-  signCertificate(forge, cert, toPkcs1Pem(ca.keyPem));
+  signCertificate(forge, cert, ca ? toPkcs1Pem(ca.keyPem) : keys.privateKeyPem);
   return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
 }
 
+/** A server-and-client certificate for `hosts`, signed by `ca`, valid until its CA is at the latest. */
+export function issueCertificate(ca: KeyPairPem, leaf: LeafRequest): Promise<KeyPairPem> {
+  return leafCertificate(ca, leaf);
+}
+
 /** A self-signed server-and-client certificate for `hosts` (its own trust anchor; CA:FALSE). */
-export async function selfSignedLeaf(leaf: {
-  commonName: string;
-  hosts: readonly string[];
-  validityDays?: number;
-  now?: Date;
-}): Promise<KeyPairPem> {
-  const forge = await forgeLibrary();
-  const keys = await newKeyPair(forge);
-  const cert = baseCertificate(
-    forge,
-    keys.publicKey,
-    leaf.commonName,
-    leaf.validityDays ?? ROUTER_LEAF_VALIDITY_DAYS,
-    leaf.now ?? new Date(),
-  );
-  cert.setIssuer(cert.subject.attributes);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: false, critical: true },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true, clientAuth: true },
-    { name: 'subjectAltName', altNames: subjectAltNames(leaf.hosts) },
-    { name: 'subjectKeyIdentifier' },
-  ]);
-  signCertificate(forge, cert, keys.privateKeyPem);
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
+export function selfSignedLeaf(leaf: LeafRequest): Promise<KeyPairPem> {
+  return leafCertificate(undefined, leaf);
 }
 
 /** A CA key as Node reads it (an imported CA may come as PKCS#8); PKCS#1 out. */

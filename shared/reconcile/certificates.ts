@@ -9,7 +9,6 @@ import { logger } from '../log/logger.js';
 import { askRouterReconciles } from '../queue/publishers.js';
 import {
   type CertificateRow,
-  listCertificateAuthorities,
   listIssuedCertificates,
   replaceCertificate,
   trustOf,

@@ -1,6 +1,11 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMs } from '../clock.js';
-import { certificateFacts, createCertificateAuthority, issueCertificate } from '../domain/pki.js';
+import {
+  certificateFacts,
+  createCertificateAuthority,
+  issueCertificate,
+  selfSignedLeaf,
+} from '../domain/pki.js';
 import { openSecret, sealSecret } from '../secrets.js';
 import { conditionalWrite, documentClient, getItem, indexes, keys, tableName } from './client.js';
 import { queryIndex, queryPage } from './query.js';
@@ -97,13 +102,43 @@ export async function signedLeafRow(
   const signer = signerOf(ca);
   const issued = await issueCertificate(
     { certPem: signer.certPem, keyPem: await openSecret(signer.keySealed, ca.name) },
-    {
-      commonName: spec.commonName,
-      hosts: spec.hosts,
-      now: new Date(nowMs()),
-      ...(spec.validityDays ? { validityDays: spec.validityDays } : {}),
-    },
+    leafRequest(spec),
   );
+  return leafRow(
+    spec,
+    issued,
+    { name: ca.name, fingerprint: signer.fingerprint, trust: trustOf(ca) },
+    owner,
+    existing,
+  );
+}
+
+/** A self-signed leaf (its own signer and trust anchor) as stored. */
+export async function selfSignedLeafRow(
+  spec: LeafSpec,
+  owner: { agentUuid: string | null; source: CertificateRow['source'] },
+  existing?: CertificateRow,
+): Promise<CertificateRow> {
+  const issued = await selfSignedLeaf(leafRequest(spec));
+  const fingerprint = certificateFacts(issued.certPem).fingerprint;
+  return leafRow(spec, issued, { name: spec.name, fingerprint, trust: issued.certPem }, owner, existing);
+}
+
+const leafRequest = (spec: LeafSpec) => ({
+  commonName: spec.commonName,
+  hosts: spec.hosts,
+  now: new Date(nowMs()),
+  ...(spec.validityDays ? { validityDays: spec.validityDays } : {}),
+});
+
+/** An issued leaf's row: its facts, its key sealed, the signer named, `version` one past what it replaces. */
+async function leafRow(
+  spec: LeafSpec,
+  issued: { certPem: string; keyPem: string },
+  signer: { name: string; fingerprint: string; trust: string },
+  owner: { agentUuid: string | null; source: CertificateRow['source'] },
+  existing: CertificateRow | undefined,
+): Promise<CertificateRow> {
   const facts = certificateFacts(issued.certPem);
   const now = new Date(nowMs()).toISOString();
   return {
@@ -111,14 +146,14 @@ export async function signedLeafRow(
     isCA: false,
     subject: facts.subject,
     hosts: [...spec.hosts],
-    signedBy: ca.name,
+    signedBy: signer.name,
     signerFingerprint: signer.fingerprint,
     validFrom: facts.validFrom,
     validTo: facts.validTo,
     serialNumber: facts.serialNumber,
     fingerprint: facts.fingerprint,
     certPem: issued.certPem,
-    caPem: trustOf(ca),
+    caPem: signer.trust,
     keySealed: await sealSecret(issued.keyPem, spec.name),
     source: owner.source,
     agentUuid: owner.agentUuid,

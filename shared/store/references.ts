@@ -66,6 +66,28 @@ export async function referencingSources(target: TargetKey, kind: ReferenceKind)
 }
 
 /**
+ * `source`'s references to `targets` (ids, keyed by `keyOf`), each made in the order above: the
+ * reference item recorded, then the target touched on `condition`; a target that is gone or fails the
+ * condition has its reference undone. Returns the targets refused.
+ */
+export async function referenceTargets(
+  source: string,
+  kind: ReferenceKind,
+  targets: readonly string[],
+  keyOf: (id: string) => TargetKey,
+  condition: { expression: string; values: Record<string, unknown> },
+): Promise<string[]> {
+  const refused: string[] = [];
+  for (const target of targets) {
+    await recordReference(keyOf(target), kind, source);
+    if (await touchTarget(keyOf(target), condition)) continue;
+    await forgetReference(keyOf(target), kind, source);
+    refused.push(target);
+  }
+  return refused;
+}
+
+/**
  * Touches a target after a reference to it was recorded: true when the target exists and satisfies
  * `condition` (e.g. `natsMode = :server`); its reference token changes, so a remover that read the
  * target before fails its conditional write.
