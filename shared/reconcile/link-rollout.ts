@@ -81,6 +81,13 @@ export async function rolloutGate(
   }
   await putRolloutWait(dialer.uuid, wait);
   await putRolloutHold(awaited.upstream.uuid, dialer.uuid, since);
+  // The upstream may have acknowledged between the check and the hold (its acknowledgement found no
+  // hold to re-drive): checked again now that the hold is written, so no wake-up is lost.
+  if (!(await awaitedUpstream(planned, told))) {
+    await clearRolloutWait(dialer.uuid);
+    await deleteRolloutHold(awaited.upstream.uuid, dialer.uuid);
+    return 'tell';
+  }
   return 'hold';
 }
 

@@ -69,6 +69,8 @@ async function servedRouter(agent: ScriptedAgent) {
 /** Waits for a served item with `rebuild: true` whose config satisfies `wanted`. */
 async function rebuildServed(agent: ScriptedAgent, wanted: (config: Config) => boolean, what: string) {
   return eventually(async () => {
+    // The agents it dials poll meanwhile, as live agents do: a new link waits for them (rollout order).
+    for (const upstream of [hub, fogI]) if (upstream && upstream !== agent) await tick(upstream);
     const item = await servedRouter(agent);
     return item?.rebuild && wanted(item.config) ? item : undefined;
   }, what);
