@@ -362,7 +362,7 @@ export async function deleteCertificateByName(name: string): Promise<void> {
 }
 
 /** The days a certificate was issued for: as asked, else its own span (an agent's: the fleet default). */
-function lifetimeDays(row: CertificateRow): number | undefined {
+export function lifetimeDays(row: CertificateRow): number | undefined {
   if (row.validityDays !== undefined || row.source === 'issued') return row.validityDays;
   return (Date.parse(row.validTo) - Date.parse(row.validFrom)) / DAY_MS;
 }

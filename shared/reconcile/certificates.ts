@@ -1,5 +1,5 @@
 import { nowMs } from '../clock.js';
-import { reissueCertificate, rotateCertificateAuthority } from '../commands/certificates.js';
+import { lifetimeDays, reissueCertificate, rotateCertificateAuthority } from '../commands/certificates.js';
 import { config } from '../context.js';
 import { caRotationDue, leafRenewal } from '../domain/certificate-renewal.js';
 import { ROUTER_LEAF_VALIDITY_DAYS } from '../domain/pki.js';
@@ -21,11 +21,6 @@ import { getRequestRecords } from '../store/platform.js';
  * made before they do, and moving each CA rotation on once every site has what its phase gave it.
  */
 
-/** What a certificate was issued to last, in days (an agent's router leaf: the fleet's default). */
-const lifetimeOf = (row: CertificateRow) =>
-  row.validityDays ?? (row.source === 'issued' ? ROUTER_LEAF_VALIDITY_DAYS : spanDays(row));
-const spanDays = (row: CertificateRow) => (Date.parse(row.validTo) - Date.parse(row.validFrom)) / 86_400_000;
-
 /**
  * Renews the certificates of `rows` (the sweep's window) that are due: within the renewal window of
  * their notAfter and gaining by it (see `leafRenewal`). Returns how many it renewed.
@@ -44,7 +39,8 @@ export async function renewDueCertificates(
     const decision = leafRenewal({
       leaf: row,
       ca: ca ? { validTo: ca.validTo, rotating: ca.rotation !== undefined } : undefined,
-      lifetimeDays: lifetimeOf(row),
+      // An agent's leaf issued without a lifetime of its own lasts the fleet's default.
+      lifetimeDays: lifetimeDays(row) ?? ROUTER_LEAF_VALIDITY_DAYS,
       windowDays,
       now,
     });

@@ -1,12 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweep } from '../../shared/reconcile/sweeper.js';
-import { createAgent, createHub, FOG_A } from '../fixtures/world.js';
-import { type ApiClient, eventually } from '../support/client.js';
-import { routersQuiescent } from '../support/quiescent.js';
+import { createAgent, createHub, FOG_A, provisionAgent } from '../fixtures/world.js';
+import type { ApiClient } from '../support/client.js';
+import { agentsSettled, routersQuiescent } from '../support/quiescent.js';
 import { handshake, heldFiles, heldLinkHandshake } from '../support/router-tls.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { ScriptedAgent } from '../support/scripted-agent.js';
+import type { ScriptedAgent } from '../support/scripted-agent.js';
 
 /**
  * A fleet's certificates over its lifetime, as its Routers hold them: the fleet is made 59 months in
@@ -37,28 +37,13 @@ let fogA: ScriptedAgent;
 /** fog-a's site files before the rotation: a leaf the old CA signed. */
 let preRotation: Record<string, string>;
 
-async function provision(uuid: string): Promise<ScriptedAgent> {
-  const key = await api.get<{ key: string }>(`/api/v3/iofog/${uuid}/provisioning-key`);
-  const agent = new ScriptedAgent(t.runtime.url);
-  await agent.provision(key.body.key, 1);
-  return agent;
-}
+const provision = (uuid: string) => provisionAgent(api, t.runtime.url, uuid);
 
 /** The link fog-a dials to the hub, each end with what its Router holds now. */
 const link = () => heldLinkHandshake(hub, `${hubUuid}-edge`, fogA, hubUuid);
 
-/** Until nothing is queued for either agent and neither has a change left to fetch. */
-async function settle(): Promise<void> {
-  await eventually(async () => {
-    await routersQuiescent(t, [hubUuid, 'fog-a']);
-    await hub.poll();
-    await fogA.poll();
-    const pending = [...(await Promise.all([hub.changes(), fogA.changes()]))].some((changes) =>
-      Object.values(changes.flags).some(Boolean),
-    );
-    return pending ? undefined : true;
-  }, 'both agents to have fetched every change');
-}
+/** Until nothing is queued for hub and fog-a and neither has a change left to fetch. */
+const settle = () => agentsSettled(t, [hub, fogA]);
 
 /** The agents' own certificates (router and NATS), by name. */
 async function agentLeaves(): Promise<Map<string, Listed>> {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, createHub, FOG_A } from '../fixtures/world.js';
-import { type ApiClient, eventually } from '../support/client.js';
-import { routersQuiescent } from '../support/quiescent.js';
+import { createAgent, createHub, FOG_A, provisionAgent } from '../fixtures/world.js';
+import type { ApiClient } from '../support/client.js';
+import { agentsSettled } from '../support/quiescent.js';
 import { type HandshakeResult, heldLinkHandshake } from '../support/router-tls.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { ScriptedAgent } from '../support/scripted-agent.js';
+import type { ScriptedAgent } from '../support/scripted-agent.js';
 
 /**
  * The rollout order of a change to both ends of a link: the hub moves to a new host while fog-a's
@@ -23,12 +23,7 @@ let hub: ScriptedAgent;
 let fogA: ScriptedAgent;
 let ports: { interRouterPort: number; edgeRouterPort: number };
 
-async function provision(uuid: string): Promise<ScriptedAgent> {
-  const key = await api.get<{ key: string }>(`/api/v3/iofog/${uuid}/provisioning-key`);
-  const agent = new ScriptedAgent(t.runtime.url);
-  await agent.provision(key.body.key, 1);
-  return agent;
-}
+const provision = (uuid: string) => provisionAgent(api, t.runtime.url, uuid);
 
 const link = () => heldLinkHandshake(hub, `${hubUuid}-edge`, fogA, hubUuid);
 const dialled = () =>
@@ -37,15 +32,8 @@ const dialled = () =>
   ]?.host;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function settle(): Promise<void> {
-  await eventually(async () => {
-    await routersQuiescent(t, [hubUuid, 'fog-a']);
-    await hub.poll();
-    await fogA.poll();
-    const changes = await Promise.all([hub.changes(), fogA.changes()]);
-    return changes.some((change) => Object.values(change.flags).some(Boolean)) ? undefined : true;
-  }, 'both agents to have fetched every change');
-}
+/** Until nothing is queued for hub and fog-a and neither has a change left to fetch. */
+const settle = () => agentsSettled(t, [hub, fogA]);
 
 beforeAll(async () => {
   t = await startTestRuntime({

@@ -1,11 +1,11 @@
 import { decode } from '@nats-io/jwt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintUserToken } from '../../infra/local/auth.js';
-import { createAgent, fabricSettled } from '../fixtures/world.js';
+import { createAgent, fabricSettled, provisionAgent } from '../fixtures/world.js';
 import { ApiClient, type ApiResponse, eventually } from '../support/client.js';
 import type { GoStruct } from '../support/go-json.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { ScriptedAgent } from '../support/scripted-agent.js';
+import type { ScriptedAgent } from '../support/scripted-agent.js';
 import { sdkClient } from '../support/sdk.js';
 
 /**
@@ -100,12 +100,7 @@ let sdk: ReturnType<typeof sdkClient>;
 const creds = (base64: string) => Buffer.from(base64, 'base64').toString('utf8');
 const jwtOf = (credsFile: string) => /-----BEGIN NATS USER JWT-----\n(\S+)\n/.exec(credsFile)![1]!;
 
-async function provision(uuid: string): Promise<ScriptedAgent> {
-  const key = await api.get<{ key: string }>(`/api/v3/iofog/${uuid}/provisioning-key`);
-  const agent = new ScriptedAgent(t.runtime.url);
-  await agent.provision(key.body.key, 1);
-  return agent;
-}
+const provision = (uuid: string) => provisionAgent(api, t.runtime.url, uuid);
 
 const withImage = (body: Record<string, unknown>) => ({
   images: [{ containerImage: 'example/app:1', fogTypeId: 1 }],

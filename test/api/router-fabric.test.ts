@@ -2,12 +2,12 @@ import { X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutConnector, checkoutListener, checkoutYaml } from '../fixtures/seed-000.js';
-import { createHub, createSeedBackend, fabricSettled, HUB } from '../fixtures/world.js';
+import { createHub, createSeedBackend, fabricSettled, HUB, provisionAgent } from '../fixtures/world.js';
 import { type ApiClient, eventually } from '../support/client.js';
 import { type GoType, goUnmarshal } from '../support/go-json.js';
 import { handshake } from '../support/router-tls.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { ScriptedAgent } from '../support/scripted-agent.js';
+import type { ScriptedAgent } from '../support/scripted-agent.js';
 
 /**
  * The router fabric of seeds 001/004 on a remote control plane, seen as the agents see it: the router
@@ -115,12 +115,7 @@ const ROUTER_CONFIG: GoType = {
   },
 };
 
-async function provision(uuid: string): Promise<ScriptedAgent> {
-  const key = await api.get<{ key: string }>(`/api/v3/iofog/${uuid}/provisioning-key`);
-  const agent = new ScriptedAgent(t.runtime.url);
-  await agent.provision(key.body.key, 1);
-  return agent;
-}
+const provision = (uuid: string) => provisionAgent(api, t.runtime.url, uuid);
 
 /** What an Edgelet has after pulling: the router microservice as it parsed it, and its mounts' files. */
 async function pulled(agent: ScriptedAgent) {

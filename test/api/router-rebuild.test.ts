@@ -1,10 +1,10 @@
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutYaml } from '../fixtures/seed-000.js';
-import { createAgent, createHub, createSeedBackend, HUB } from '../fixtures/world.js';
+import { createAgent, createHub, createSeedBackend, HUB, provisionAgent } from '../fixtures/world.js';
 import { type ApiClient, eventually } from '../support/client.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { ScriptedAgent } from '../support/scripted-agent.js';
+import type { ScriptedAgent } from '../support/scripted-agent.js';
 
 /**
  * What reaches a router that is already running. The scripted agent runs its router as Edgelet and the
@@ -31,12 +31,7 @@ type Config = {
   bridges?: { tcpListeners?: Record<string, unknown>; tcpConnectors?: Record<string, unknown> };
 };
 
-async function provision(uuid: string): Promise<ScriptedAgent> {
-  const key = await api.get<{ key: string }>(`/api/v3/iofog/${uuid}/provisioning-key`);
-  const agent = new ScriptedAgent(t.runtime.url);
-  await agent.provision(key.body.key, 1);
-  return agent;
-}
+const provision = (uuid: string) => provisionAgent(api, t.runtime.url, uuid);
 
 /** One tick of Edgelet's status and changes workers. */
 async function tick(agent: ScriptedAgent) {
