@@ -1,15 +1,58 @@
-import { createPrivateKey, generateKeyPair, randomBytes, sign, X509Certificate } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  generateKeyPair,
+  type KeyObject,
+  randomBytes,
+  sign,
+  X509Certificate,
+} from 'node:crypto';
 import { isIP } from 'node:net';
 import { promisify } from 'node:util';
-import type Forge from 'node-forge';
+import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
+import {
+  AlgorithmIdentifier,
+  AttributeTypeAndValue,
+  AttributeValue,
+  AuthorityKeyIdentifier,
+  BasicConstraints,
+  Certificate,
+  ExtendedKeyUsage,
+  Extension,
+  Extensions,
+  GeneralName,
+  id_ce_authorityKeyIdentifier,
+  id_ce_basicConstraints,
+  id_ce_extKeyUsage,
+  id_ce_keyUsage,
+  id_ce_subjectAltName,
+  id_ce_subjectKeyIdentifier,
+  id_kp_clientAuth,
+  id_kp_serverAuth,
+  KeyIdentifier,
+  KeyUsage,
+  KeyUsageFlags,
+  Name,
+  RelativeDistinguishedName,
+  SubjectAlternativeName,
+  SubjectKeyIdentifier,
+  SubjectPublicKeyInfo,
+  TBSCertificate,
+  Validity,
+  Version,
+} from '@peculiar/asn1-x509';
 
 /**
- * The fleet's certificate profile: RSA 2048 keys, SHA-256 signatures,
- * CN-only subjects, CAs with CA:TRUE and keyCertSign/cRLSign, leafs with CA:FALSE, digitalSignature and
- * keyEncipherment, serverAuth and clientAuth, and subject alternative names from the agent's host.
- * Serials are 16 random bytes with the top bit clear, so they are always positive (a negative serial
- * is refused by Go's x509 parser, which NATS and Edgelet use). Keys are PKCS#1 PEM, as the Router and
- * NATS read them.
+ * The fleet's certificate profile. Certificate authorities: RSA 2048 keys (the operator's imported CAs
+ * are RSA too, and a CA is made once per fleet), CA:TRUE, keyCertSign and cRLSign. Leaves: ECDSA P-256
+ * keys (an agent needs four of them, and a P-256 key is made in well under a millisecond where an RSA
+ * 2048 key takes a quarter of a second of CPU), CA:FALSE, digitalSignature, serverAuth and clientAuth,
+ * subject alternative names from the agent's host. Every certificate is signed SHA-256 (SHA-384/512 by
+ * an imported P-384/P-521 CA) with its issuer's key, whatever the leaf's own key, and has a CN-only
+ * subject. Serials are 16 random bytes with the top bit clear, so they are always positive (a negative
+ * serial is refused by Go's x509 parser, which NATS and Edgelet use). Keys are PEM as OpenSSL writes
+ * them: a CA's `RSA PRIVATE KEY` (PKCS#1), a leaf's `EC PRIVATE KEY` (SEC 1), both read by the Router
+ * (OpenSSL) and by NATS (Go's crypto/tls).
  */
 
 /** Days in "60 months", the validity the reference controller gives (60 × 30.44). */
@@ -23,119 +66,130 @@ export interface KeyPairPem {
   keyPem: string;
 }
 
-/** A positive 128-bit serial in hex (first byte below 0x80, never zero). */
+/**
+ * A positive 128-bit serial in hex (first byte below 0x80, never zero), written as DER writes an
+ * INTEGER: a leading zero byte stays only in front of a byte with its top bit set (Go's parser refuses
+ * any other leading zero).
+ */
 export function certificateSerial(random: (size: number) => Buffer = randomBytes): string {
   for (;;) {
     const bytes = random(16);
     bytes[0]! &= 0x7f;
-    if (bytes.some((byte) => byte !== 0)) return bytes.toString('hex');
+    if (!bytes.some((byte) => byte !== 0)) continue;
+    let start = 0;
+    while (bytes[start] === 0 && bytes[start + 1]! < 0x80) start += 1;
+    return bytes.subarray(start).toString('hex');
   }
 }
 
+/** A subject alternative name: a DNS name or an IP address. */
+export type SubjectAltName = { type: 'dns'; value: string } | { type: 'ip'; value: string };
+
 /** One SAN per name; a dotted IPv4 address is both an IP and a DNS entry (as the reference issues it). */
-export function subjectAltNames(
-  hosts: readonly string[],
-): ({ type: 2; value: string } | { type: 7; ip: string })[] {
-  const names: ({ type: 2; value: string } | { type: 7; ip: string })[] = [];
+export function subjectAltNames(hosts: readonly string[]): SubjectAltName[] {
+  const names: SubjectAltName[] = [];
   for (const host of [...new Set(hosts.map((entry) => entry.trim()).filter(Boolean))]) {
     const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-    if (isIP(bare) === 4) names.push({ type: 7, ip: bare }, { type: 2, value: bare });
-    else if (isIP(bare) === 6) names.push({ type: 7, ip: bare });
-    else names.push({ type: 2, value: bare });
+    if (isIP(bare) === 4) names.push({ type: 'ip', value: bare }, { type: 'dns', value: bare });
+    else if (isIP(bare) === 6) names.push({ type: 'ip', value: bare });
+    else names.push({ type: 'dns', value: bare });
   }
   return names;
 }
 
-const generateRsaKeyPair = promisify(generateKeyPair);
+const newKeyPair = promisify(generateKeyPair);
 
-let forgeLoaded: Promise<typeof Forge> | undefined;
-
-/**
- * node-forge, loaded the first time a certificate is built: only the functions that issue certificates
- * need it, and the others start without evaluating it.
- */
-function forgeLibrary(): Promise<typeof Forge> {
-  forgeLoaded ??= import('node-forge').then((loaded) => loaded.default);
-  return forgeLoaded;
+/** An RSA 2048 key pair for a CA, made by Node's native crypto on its thread pool. */
+function caKeyPair(): Promise<{ publicKey: KeyObject; privateKey: KeyObject }> {
+  return newKeyPair('rsa', { modulusLength: 2048, publicExponent: 0x10001 });
 }
 
-interface KeyPair {
-  publicKey: Forge.pki.PublicKey;
-  privateKeyPem: string;
+/** An ECDSA P-256 key pair for a leaf. */
+function leafKeyPair(): Promise<{ publicKey: KeyObject; privateKey: KeyObject }> {
+  return newKeyPair('ec', { namedCurve: 'prime256v1' });
 }
 
-/** An RSA 2048 key pair, generated by Node's native crypto on its thread pool (never on the event loop). */
-async function newKeyPair(forge: typeof Forge): Promise<KeyPair> {
-  const { publicKey, privateKey } = await generateRsaKeyPair('rsa', {
-    modulusLength: 2048,
-    publicExponent: 0x10001,
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
-  });
-  return { publicKey: forge.pki.publicKeyFromPem(publicKey), privateKeyPem: privateKey };
+/** The key as PEM in the format OpenSSL writes for its type (PKCS#1 for RSA, SEC 1 for EC). */
+function privateKeyPem(key: KeyObject): string {
+  return key.export({ type: key.asymmetricKeyType === 'ec' ? 'sec1' : 'pkcs1', format: 'pem' }).toString();
 }
 
-/**
- * Signs a certificate SHA-256 with RSA as forge's `cert.sign` does, with the private operation done by
- * Node's native crypto (forge's own is JavaScript and holds the event loop for tens of milliseconds).
- */
-function signCertificate(forge: typeof Forge, cert: Forge.pki.Certificate, privateKeyPem: string): void {
-  const oid = forge.pki.oids.sha256WithRSAEncryption!;
-  cert.md = forge.md.sha256.create();
-  cert.signatureOid = oid;
-  cert.siginfo.algorithmOid = oid;
-  const tbs = (
-    forge.pki as unknown as { getTBSCertificate(c: Forge.pki.Certificate): Forge.asn1.Asn1 }
-  ).getTBSCertificate(cert);
-  (cert as Forge.pki.Certificate & { tbsCertificate: Forge.asn1.Asn1 }).tbsCertificate = tbs;
-  const der = Buffer.from(forge.asn1.toDer(tbs).getBytes(), 'binary');
-  cert.signature = sign('sha256', der, privateKeyPem).toString('binary');
-}
+const SHA256_WITH_RSA = '1.2.840.113549.1.1.11';
+/** The ECDSA signature algorithm and its digest for each curve a CA key may be on. */
+const ECDSA_BY_CURVE: Record<string, { oid: string; hash: string }> = {
+  prime256v1: { oid: '1.2.840.10045.4.3.2', hash: 'sha256' },
+  secp384r1: { oid: '1.2.840.10045.4.3.3', hash: 'sha384' },
+  secp521r1: { oid: '1.2.840.10045.4.3.4', hash: 'sha512' },
+};
 
-function baseCertificate(
-  forge: typeof Forge,
-  publicKey: Forge.pki.PublicKey,
-  commonName: string,
-  validityDays: number,
-  now: Date,
-) {
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = publicKey;
-  cert.serialNumber = certificateSerial();
-  cert.validity.notBefore = now;
-  cert.validity.notAfter = new Date(now.getTime() + Math.round(validityDays * DAY_MS));
-  cert.setSubject([commonNameAttribute(forge, commonName)]);
-  return cert;
+/** How a key signs a certificate, or undefined for a key that cannot sign one here. */
+function signatureScheme(key: KeyObject): { algorithm: AlgorithmIdentifier; hash: string } | undefined {
+  if (key.asymmetricKeyType === 'rsa')
+    return {
+      algorithm: new AlgorithmIdentifier({ algorithm: SHA256_WITH_RSA, parameters: null }),
+      hash: 'sha256',
+    };
+  const ecdsa =
+    key.asymmetricKeyType === 'ec' ? ECDSA_BY_CURVE[key.asymmetricKeyDetails?.namedCurve ?? ''] : undefined;
+  // An ECDSA AlgorithmIdentifier has no parameters at all (RFC 5758 §3.2).
+  return ecdsa && { algorithm: new AlgorithmIdentifier({ algorithm: ecdsa.oid }), hash: ecdsa.hash };
 }
 
 /** Characters an X.520 PrintableString may hold. */
 const PRINTABLE_STRING = /^[A-Za-z0-9 '()+,\-./:=?]*$/;
 
-/**
- * The subject's CN: a PrintableString when it fits one, else a UTF8String (RFC 5280 §4.1.2.6), which
- * forge encodes from the JavaScript string itself.
- */
-function commonNameAttribute(forge: typeof Forge, commonName: string): Forge.pki.CertificateField {
-  return PRINTABLE_STRING.test(commonName)
-    ? { name: 'commonName', value: commonName }
-    : {
-        name: 'commonName',
-        value: commonName,
-        // forge's typings name the tag's class here; at run time the field holds the tag type.
-        valueTagClass: forge.asn1.Type.UTF8 as unknown as Forge.asn1.Class,
-      };
+/** `CN=<commonName>`: a PrintableString when it fits one, else a UTF8String (RFC 5280 §4.1.2.6). */
+function commonNameOnly(commonName: string): Name {
+  const value = PRINTABLE_STRING.test(commonName)
+    ? new AttributeValue({ printableString: commonName })
+    : new AttributeValue({ utf8String: commonName });
+  return new Name([new RelativeDistinguishedName([new AttributeTypeAndValue({ type: '2.5.4.3', value })])]);
 }
 
-/**
- * A CA's subject as a leaf's issuer. forge reads a UTF8String attribute as its raw bytes and would
- * encode those bytes again: they are decoded first, so the issuer name is byte for byte the CA's subject.
- */
-function issuerAttributes(forge: typeof Forge, caCert: Forge.pki.Certificate): Forge.pki.CertificateField[] {
-  return caCert.subject.attributes.map((attribute) =>
-    (attribute.valueTagClass as unknown) === forge.asn1.Type.UTF8 && typeof attribute.value === 'string'
-      ? { ...attribute, value: forge.util.decodeUtf8(attribute.value) }
-      : attribute,
-  );
+function extension(extnID: string, value: unknown, critical = false): Extension {
+  return new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
+}
+
+/** The key identifier RFC 5280 §4.2.1.2 (1) describes: SHA-1 of the subjectPublicKey bits. */
+function keyIdentifier(spki: SubjectPublicKeyInfo): Buffer {
+  return createHash('sha1').update(Buffer.from(spki.subjectPublicKey)).digest();
+}
+
+function publicKeyInfo(publicKey: KeyObject): SubjectPublicKeyInfo {
+  return AsnConvert.parse(publicKey.export({ type: 'spki', format: 'der' }), SubjectPublicKeyInfo);
+}
+
+/** What every certificate is made of, before its issuer and extensions. */
+interface Body {
+  subject: Name;
+  issuer: Name;
+  spki: SubjectPublicKeyInfo;
+  notBefore: Date;
+  notAfter: Date;
+  extensions: Extension[];
+}
+
+/** The certificate as PEM: the TBS part written in DER and signed with `signer`. */
+function signedCertificate(body: Body, signer: KeyObject): string {
+  const scheme = signatureScheme(signer);
+  if (!scheme) throw new Error(`a ${signer.asymmetricKeyType} key cannot sign certificates here`);
+  const tbsCertificate = new TBSCertificate({
+    version: Version.v3,
+    serialNumber: new Uint8Array(Buffer.from(certificateSerial(), 'hex')).buffer,
+    signature: scheme.algorithm,
+    issuer: body.issuer,
+    validity: new Validity({ notBefore: body.notBefore, notAfter: body.notAfter }),
+    subject: body.subject,
+    subjectPublicKeyInfo: body.spki,
+    extensions: new Extensions(body.extensions),
+  });
+  const signature = sign(scheme.hash, Buffer.from(AsnConvert.serialize(tbsCertificate)), signer);
+  const certificate = new Certificate({
+    tbsCertificate,
+    signatureAlgorithm: scheme.algorithm,
+    signatureValue: new Uint8Array(signature).buffer,
+  });
+  return new X509Certificate(Buffer.from(AsnConvert.serialize(certificate))).toString();
 }
 
 /** A self-signed certificate authority whose subject is `CN=<commonName>`. */
@@ -143,23 +197,28 @@ export async function createCertificateAuthority(
   commonName: string,
   options: { validityDays?: number; now?: Date } = {},
 ): Promise<KeyPairPem> {
-  const forge = await forgeLibrary();
-  const keys = await newKeyPair(forge);
-  const cert = baseCertificate(
-    forge,
-    keys.publicKey,
-    commonName,
-    options.validityDays ?? FLEET_CA_VALIDITY_DAYS,
-    options.now ?? new Date(),
+  const keys = await caKeyPair();
+  const spki = publicKeyInfo(keys.publicKey);
+  const notBefore = options.now ?? new Date();
+  const subject = commonNameOnly(commonName);
+  const certPem = signedCertificate(
+    {
+      subject,
+      issuer: subject,
+      spki,
+      notBefore,
+      notAfter: new Date(
+        notBefore.getTime() + Math.round((options.validityDays ?? FLEET_CA_VALIDITY_DAYS) * DAY_MS),
+      ),
+      extensions: [
+        extension(id_ce_basicConstraints, new BasicConstraints({ cA: true }), true),
+        extension(id_ce_keyUsage, new KeyUsage(KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign), true),
+        extension(id_ce_subjectKeyIdentifier, new SubjectKeyIdentifier(keyIdentifier(spki))),
+      ],
+    },
+    keys.privateKey,
   );
-  cert.setIssuer(cert.subject.attributes);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: true, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
-    { name: 'subjectKeyIdentifier' },
-  ]);
-  signCertificate(forge, cert, keys.privateKeyPem);
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
+  return { certPem, keyPem: privateKeyPem(keys.privateKey) };
 }
 
 /** What a leaf is issued as: its CN, the names it is for, how long it lasts from when. */
@@ -170,38 +229,79 @@ interface LeafRequest {
   now?: Date;
 }
 
+/** What a leaf takes from the CA that signs it. */
+interface Issuer {
+  name: Name;
+  notAfter: Date;
+  keyIdentifier?: ArrayBuffer;
+  key: KeyObject;
+}
+
+function issuerOf(ca: KeyPairPem): Issuer {
+  const parsed = new X509Certificate(ca.certPem);
+  const tbs = AsnConvert.parse(parsed.raw, Certificate).tbsCertificate;
+  const ski = tbs.extensions?.find((entry) => entry.extnID === id_ce_subjectKeyIdentifier);
+  return {
+    // The CA's subject as it was parsed, so the leaf's issuer is byte for byte that name.
+    name: tbs.subject,
+    notAfter: new Date(parsed.validTo),
+    keyIdentifier: ski && AsnConvert.parse(ski.extnValue, SubjectKeyIdentifier).buffer,
+    key: createPrivateKey(ca.keyPem),
+  };
+}
+
 /**
  * A server-and-client leaf for `hosts`: signed by `ca`, valid until its CA is at the latest; or, with no
  * CA, self-signed (its own trust anchor, CA:FALSE).
  */
 async function leafCertificate(ca: KeyPairPem | undefined, leaf: LeafRequest): Promise<KeyPairPem> {
-  const forge = await forgeLibrary();
-  const caCert = ca ? forge.pki.certificateFromPem(ca.certPem) : undefined;
-  const keys = await newKeyPair(forge);
-  const cert = baseCertificate(
-    forge,
-    keys.publicKey,
-    leaf.commonName,
-    leaf.validityDays ?? ROUTER_LEAF_VALIDITY_DAYS,
-    leaf.now ?? new Date(),
+  const keys = await leafKeyPair();
+  const spki = publicKeyInfo(keys.publicKey);
+  const issuer = ca ? issuerOf(ca) : undefined;
+  const subject = commonNameOnly(leaf.commonName);
+  const notBefore = leaf.now ?? new Date();
+  let notAfter = new Date(
+    notBefore.getTime() + Math.round((leaf.validityDays ?? ROUTER_LEAF_VALIDITY_DAYS) * DAY_MS),
   );
   // A leaf never outlives its CA: past the CA's notAfter no peer would accept it anyway, and a renewal
   // that cannot reach further than the CA is what says the CA itself is due.
-  if (caCert && cert.validity.notAfter > caCert.validity.notAfter)
-    cert.validity.notAfter = caCert.validity.notAfter;
-  cert.setIssuer(caCert ? issuerAttributes(forge, caCert) : cert.subject.attributes);
-  const caKeyId = (caCert?.getExtension('subjectKeyIdentifier') as { subjectKeyIdentifier?: string } | null)
-    ?.subjectKeyIdentifier;
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: false, critical: true },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true, clientAuth: true },
-    { name: 'subjectAltName', altNames: subjectAltNames(leaf.hosts) },
-    { name: 'subjectKeyIdentifier' },
-    ...(caKeyId ? [{ name: 'authorityKeyIdentifier', keyIdentifier: forge.util.hexToBytes(caKeyId) }] : []),
-  ]);
-  signCertificate(forge, cert, ca ? toPkcs1Pem(ca.keyPem) : keys.privateKeyPem);
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
+  if (issuer && notAfter > issuer.notAfter) notAfter = issuer.notAfter;
+  const certPem = signedCertificate(
+    {
+      subject,
+      issuer: issuer?.name ?? subject,
+      spki,
+      notBefore,
+      notAfter,
+      extensions: [
+        extension(id_ce_basicConstraints, new BasicConstraints({ cA: false }), true),
+        // An ECDSA key signs the handshake and never enciphers a key: digitalSignature is all it does.
+        extension(id_ce_keyUsage, new KeyUsage(KeyUsageFlags.digitalSignature), true),
+        extension(id_ce_extKeyUsage, new ExtendedKeyUsage([id_kp_serverAuth, id_kp_clientAuth])),
+        extension(
+          id_ce_subjectAltName,
+          new SubjectAlternativeName(subjectAltNames(leaf.hosts).map(generalName)),
+        ),
+        extension(id_ce_subjectKeyIdentifier, new SubjectKeyIdentifier(keyIdentifier(spki))),
+        ...(issuer?.keyIdentifier
+          ? [
+              extension(
+                id_ce_authorityKeyIdentifier,
+                new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(issuer.keyIdentifier) }),
+              ),
+            ]
+          : []),
+      ],
+    },
+    issuer?.key ?? keys.privateKey,
+  );
+  return { certPem, keyPem: privateKeyPem(keys.privateKey) };
+}
+
+function generalName(name: SubjectAltName): GeneralName {
+  return name.type === 'ip'
+    ? new GeneralName({ iPAddress: name.value })
+    : new GeneralName({ dNSName: name.value });
 }
 
 /** A server-and-client certificate for `hosts`, signed by `ca`, valid until its CA is at the latest. */
@@ -212,11 +312,6 @@ export function issueCertificate(ca: KeyPairPem, leaf: LeafRequest): Promise<Key
 /** A self-signed server-and-client certificate for `hosts` (its own trust anchor; CA:FALSE). */
 export function selfSignedLeaf(leaf: LeafRequest): Promise<KeyPairPem> {
   return leafCertificate(undefined, leaf);
-}
-
-/** A CA key as Node reads it (an imported CA may come as PKCS#8); PKCS#1 out. */
-function toPkcs1Pem(keyPem: string): string {
-  return createPrivateKey(keyPem).export({ type: 'pkcs1', format: 'pem' }).toString();
 }
 
 /** What the API and the reissue rules need to know of a certificate. */
@@ -242,8 +337,8 @@ export function certificateFacts(certPem: string): CertificateFacts {
 }
 
 /**
- * Checks an imported CA: the certificate parses, says CA:TRUE, the key is an RSA key (what the fleet's
- * certificates are signed with) and belongs to the certificate. Returns the reason it cannot sign, or
+ * Checks an imported CA: the certificate parses, says CA:TRUE, the key can sign certificates here (RSA,
+ * or EC on P-256, P-384 or P-521) and belongs to the certificate. Returns the reason it cannot sign, or
  * undefined.
  */
 export function certificateAuthorityProblem(certPem: string, keyPem: string): string | undefined {
@@ -254,13 +349,16 @@ export function certificateAuthorityProblem(certPem: string, keyPem: string): st
     return 'is not a PEM certificate';
   }
   if (!cert.ca) return 'is not a certificate authority (basicConstraints CA:TRUE is missing)';
-  let key: ReturnType<typeof createPrivateKey>;
+  let key: KeyObject;
   try {
     key = createPrivateKey(keyPem);
   } catch {
     return 'has a key that is not a PEM private key';
   }
-  if (key.asymmetricKeyType !== 'rsa') return `has a ${key.asymmetricKeyType} key; an RSA key is needed`;
+  if (!signatureScheme(key)) {
+    const curve = key.asymmetricKeyDetails?.namedCurve;
+    return `has a key of type ${key.asymmetricKeyType}${curve ? ` on ${curve}` : ''}; an RSA key or an EC key on P-256, P-384 or P-521 is needed`;
+  }
   if (!cert.checkPrivateKey(key)) return 'has a key that does not belong to its certificate';
   return undefined;
 }

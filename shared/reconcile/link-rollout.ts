@@ -135,15 +135,21 @@ async function notReadyFor(upstream: AgentRow, connector: SiteConnector): Promis
   const listening = Object.values(stored?.config.listeners ?? {}).some(
     (listener) => listener.role === connector.role && listener.port === Number(connector.port),
   );
-  const reason = !certificate?.hosts.includes(connector.host)
-    ? `its site certificate does not name ${connector.host} yet`
-    : !listening
-      ? `it has no ${connector.role} listener on port ${connector.port} yet`
-      : changes.siteCertificate
-        ? 'it has not fetched its new certificate yet'
-        : changes.rebuildRouter
-          ? 'its router has not restarted with its new listeners yet'
-          : undefined;
+  // While a computation of the upstream runs, what it writes is not told yet: a certificate it reissued
+  // is stored before the change stamp saying so is raised (with the completion), so neither the
+  // certificate nor the stamp can be trusted until it completes.
+  const computing = Number(record?.fabricRequested ?? 0) > Number(record?.fabricCompleted ?? 0);
+  const reason = computing
+    ? 'its reconcile has not finished yet'
+    : !certificate?.hosts.includes(connector.host)
+      ? `its site certificate does not name ${connector.host} yet`
+      : !listening
+        ? `it has no ${connector.role} listener on port ${connector.port} yet`
+        : changes.siteCertificate
+          ? 'it has not fetched its new certificate yet'
+          : changes.rebuildRouter
+            ? 'its router has not restarted with its new listeners yet'
+            : undefined;
   if (!reason) return undefined;
   const silent = !isOnline(status?.lastActive, nowMs(), config().agentOfflineAfterMs);
   return silent

@@ -193,7 +193,7 @@ describe('provisioning and the first changes tick, as Edgelet does them', () => 
       expect(new X509Certificate(file('tls.crt')).verify(new X509Certificate(file('ca.crt')).publicKey)).toBe(
         true,
       );
-      expect(file('tls.key')).toMatch(/^-----BEGIN RSA PRIVATE KEY-----/);
+      expect(file('tls.key')).toMatch(/^-----BEGIN EC PRIVATE KEY-----/);
     }
     expect(await edge.request('GET', 'models')).toEqual({ models: [] });
     expect(await edge.request('GET', 'runtimeClasses')).toEqual({ runtimeClasses: [] });

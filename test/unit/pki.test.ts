@@ -1,4 +1,8 @@
-import { X509Certificate } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { createPrivateKey, generateKeyPairSync, X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   certificateAuthorityProblem,
@@ -10,8 +14,8 @@ import {
 } from '../../shared/domain/pki.js';
 
 /**
- * The certificate profile of CONTROL-PLANE.md §7.3, checked on certificates node:crypto parses (an
- * independent X.509 implementation from node-forge, which issues them).
+ * The fleet's certificate profile, checked on certificates node:crypto (OpenSSL) parses: RSA 2048 CAs,
+ * ECDSA P-256 leaves signed by them.
  */
 
 const DAY_MS = 86_400_000;
@@ -65,6 +69,14 @@ describe('a certificate issued by it', () => {
     expect(cert.checkIP('10.0.0.5')).toBe('10.0.0.5');
   });
 
+  it('has an ECDSA P-256 key in SEC 1 PEM that matches the certificate, signed SHA-256 with RSA by the CA', () => {
+    // Assess
+    expect(leaf.keyPem.startsWith('-----BEGIN EC PRIVATE KEY-----')).toBe(true);
+    expect(cert.publicKey.asymmetricKeyType).toBe('ec');
+    expect(cert.publicKey.asymmetricKeyDetails?.namedCurve).toBe('prime256v1');
+    expect(cert.checkPrivateKey(createPrivateKey(leaf.keyPem))).toBe(true);
+  });
+
   it('serves and authenticates clients (serverAuth, clientAuth), valid five years', () => {
     // Assess
     expect(cert.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']);
@@ -82,9 +94,17 @@ describe('serial numbers', () => {
     const first = certificateSerial(random);
     const second = certificateSerial(random);
 
-    // Assess: the all-zero draw is skipped
+    // Assess: the all-zero draw is skipped; a zero byte stays in front of a byte with its top bit set
     expect(first).toBe(`7f${'ff'.repeat(15)}`);
     expect(second).toBe(`00${'80'.repeat(15)}`);
+  });
+
+  it('are written as DER writes an INTEGER: no leading zero byte in front of a byte below 0x80', () => {
+    // Prepare
+    const random = () => Buffer.from(`0000${'05'.repeat(14)}`, 'hex');
+
+    // Act / Assess
+    expect(certificateSerial(random)).toBe('05'.repeat(14));
   });
 
   it('are what the issued certificates carry, 16 bytes with the top bit clear', () => {
@@ -99,16 +119,16 @@ describe('serial numbers', () => {
 
 describe('subjectAltNames', () => {
   it.each([
-    [['a.example.com'], [{ type: 2, value: 'a.example.com' }]],
+    [['a.example.com'], [{ type: 'dns', value: 'a.example.com' }]],
     [
       ['10.1.2.3'],
       [
-        { type: 7, ip: '10.1.2.3' },
-        { type: 2, value: '10.1.2.3' },
+        { type: 'ip', value: '10.1.2.3' },
+        { type: 'dns', value: '10.1.2.3' },
       ],
     ],
-    [['[fe80::1]'], [{ type: 7, ip: 'fe80::1' }]],
-    [[' x ', 'x', ''], [{ type: 2, value: 'x' }]],
+    [['[fe80::1]'], [{ type: 'ip', value: 'fe80::1' }]],
+    [[' x ', 'x', ''], [{ type: 'dns', value: 'x' }]],
   ])('%j', (hosts, names) => {
     // Act / Assess
     expect(subjectAltNames(hosts)).toEqual(names);
@@ -126,8 +146,68 @@ describe('certificateAuthorityProblem (an imported CA Secret)', () => {
     ['another key', ca.certPem, leaf.keyPem, 'has a key that does not belong to its certificate'],
     ['no PEM at all', 'hello', ca.keyPem, 'is not a PEM certificate'],
     ['a key that is not PEM', ca.certPem, 'not a key', 'has a key that is not a PEM private key'],
+    [
+      'an Ed25519 key',
+      ca.certPem,
+      generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      'has a key of type ed25519; an RSA key or an EC key on P-256, P-384 or P-521 is needed',
+    ],
   ])('%s: %s', (_case, certPem, keyPem, problem) => {
     // Act / Assess
     expect(certificateAuthorityProblem(certPem, keyPem)).toBe(problem);
+  });
+});
+
+describe('an imported CA with an EC key (made by OpenSSL)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ec-ca-'));
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-384',
+      '-nodes',
+      '-days',
+      '365',
+      '-subj',
+      '/CN=Operator EC CA',
+      '-keyout',
+      join(dir, 'ca.key'),
+      '-out',
+      join(dir, 'ca.crt'),
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
+    { stdio: 'ignore' },
+  );
+  const imported = {
+    certPem: readFileSync(join(dir, 'ca.crt'), 'utf8'),
+    keyPem: readFileSync(join(dir, 'ca.key'), 'utf8'),
+  };
+
+  it('is accepted, and signs leaves ECDSA with SHA-384 that OpenSSL verifies against it', async () => {
+    // Act
+    const issued = await issueCertificate(imported, { commonName: 'fog-b', hosts: ['fog-b.example.com'] });
+    writeFileSync(join(dir, 'leaf.crt'), issued.certPem);
+
+    // Assess
+    expect(certificateAuthorityProblem(imported.certPem, imported.keyPem)).toBeUndefined();
+    const cert = new X509Certificate(issued.certPem);
+    expect(cert.issuer).toBe('CN=Operator EC CA');
+    expect(cert.verify(new X509Certificate(imported.certPem).publicKey)).toBe(true);
+    const text = execFileSync('openssl', ['x509', '-in', join(dir, 'leaf.crt'), '-noout', '-text'], {
+      encoding: 'utf8',
+    });
+    expect(text).toContain('Signature Algorithm: ecdsa-with-SHA384');
+    expect(
+      execFileSync('openssl', ['verify', '-CAfile', join(dir, 'ca.crt'), join(dir, 'leaf.crt')], {
+        encoding: 'utf8',
+      }).trim(),
+    ).toBe(`${join(dir, 'leaf.crt')}: OK`);
   });
 });
