@@ -2,11 +2,17 @@
 import cytoscape from 'cytoscape';
 import {
   compareDrawnSites,
+  type Grouping,
   graphOf,
+  groupNodeId,
+  groupText,
   type Link,
+  type NodeData,
+  overviewOf,
   type Placement,
   type Service,
   type Site,
+  type SiteGroup,
   STATE_COLOURS,
   serviceRows,
   siteRows,
@@ -18,7 +24,11 @@ import {
 /**
  * The network page: asks for a token once (kept for the browser session), reads GET /api/v3/topology
  * with it every few seconds, draws the sites and links, colours them by state (or, a service selected,
- * by their state of that service) and lists sites and services in tables that filter as you type.
+ * by their state of that service) and lists sites and services in tables that filter as you type. A
+ * large fleet (the summary form) is drawn as an overview: the hub, the sites that are not healthy, and
+ * its sites grouped by state, upstream router or tag, each group a node with its count that opens (its
+ * sites drawn) on click, from its button, or from the keyboard. A refresh keeps the zoom, the pan and
+ * the selected site; a site's details show on selecting it.
  */
 
 const TOKEN_KEY = 'fogbridge.token';
@@ -30,6 +40,8 @@ const REFRESH_MS = Math.max(
 );
 /** Pages of the full form followed at most (a larger fleet is read in its summary form). */
 const MAX_PAGES = 10;
+/** Sites an opened group draws at most (one page of the full form). */
+const GROUP_DRAWN = 1000;
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const status = $<HTMLParagraphElement>('status');
@@ -37,6 +49,10 @@ const main = $<HTMLElement>('main');
 const tokenInput = $<HTMLInputElement>('token');
 const serviceSelect = $<HTMLSelectElement>('service');
 const note = $<HTMLParagraphElement>('note');
+const groupBy = $<HTMLSelectElement>('group-by');
+const groupList = $<HTMLUListElement>('groups');
+const back = $<HTMLButtonElement>('back');
+const details = $<HTMLElement>('details');
 
 interface View {
   sites: Site[];
@@ -49,6 +65,12 @@ interface View {
 let view: View | undefined;
 let refreshes = 0;
 let drawnIds = '';
+/** What is looked at (the overview's grouping, the group opened, the filters): a new one is fitted. */
+let drawnView = '';
+/** The group opened from the overview, if any. */
+let opened: { grouping: Grouping; group: SiteGroup } | undefined;
+/** The site whose details show. */
+let selected: string | undefined;
 
 const cy = cytoscape({
   container: $('graph'),
@@ -63,6 +85,8 @@ const cy = cytoscape({
         'font-size': 11,
         'text-valign': 'bottom',
         'text-margin-y': 4,
+        'text-wrap': 'wrap',
+        'text-max-width': '140px',
         'background-color': (node: cytoscape.NodeSingular) =>
           STATE_COLOURS[node.data('shade') as keyof typeof STATE_COLOURS],
         'border-width': 2,
@@ -75,6 +99,15 @@ const cy = cytoscape({
     { selector: 'node[?hub]', style: { 'border-width': 4, width: 40, height: 40 } },
     { selector: 'node[kind = "nats-hub"]', style: { shape: 'diamond' } },
     { selector: 'node[?silent]', style: { 'border-style': 'dashed' } },
+    {
+      selector: 'node[kind = "group"]',
+      style: {
+        shape: 'ellipse',
+        width: 'mapData(count, 1, 1000, 26, 60)',
+        height: 'mapData(count, 1, 1000, 26, 60)',
+      },
+    },
+    { selector: 'node:selected', style: { 'border-color': '#0d47a1', 'border-width': 5 } },
     {
       selector: 'edge',
       style: {
@@ -104,6 +137,16 @@ const cy = cytoscape({
   lineStyleOf: (id: string) => cy.getElementById(id).style('line-style') as string,
   borderStyleOf: (id: string) => cy.getElementById(id).style('border-style') as string,
   colourOf: (id: string) => cy.getElementById(id).style('background-color') as string,
+  groupCounts: () =>
+    Object.fromEntries(cy.nodes('[kind = "group"]').map((node) => [node.id(), node.data('count') as number])),
+  /** Each drawn node's label box, in the graph's own coordinates. */
+  labelBoxes: () =>
+    cy.nodes().map((node) => ({
+      id: node.id(),
+      box: node.boundingBox({ includeNodes: false, includeEdges: false, includeLabels: true }),
+    })),
+  viewport: () => ({ zoom: cy.zoom(), pan: cy.pan() }),
+  selectedSites: () => cy.nodes(':selected').map((node) => node.id()),
   drawnMismatch: () =>
     compareDrawnSites(
       view?.sites ?? [],
@@ -137,10 +180,11 @@ function hideEverything(): void {
 
 /** Reads the topology (following the full form's pages) and, a service selected, where it is. */
 async function read(token: string): Promise<View | { refused: string } | { failed: string }> {
-  const filters = new URLSearchParams();
-  for (const name of ['tag', 'agent']) {
-    const value = $<HTMLInputElement>(`filter-${name}`).value.trim();
-    if (value) filters.set(name, value);
+  const filters = currentFilters();
+  if (opened) {
+    filters.set(opened.grouping, opened.group.value);
+    filters.set('form', 'full');
+    filters.set('limit', String(GROUP_DRAWN));
   }
   const first = await api<Topology>(`/topology?${filters}`, token);
   if (!first.ok) {
@@ -150,7 +194,7 @@ async function read(token: string): Promise<View | { refused: string } | { faile
   }
   const topology = first.body;
   let { sites, links } = sitesAndLinks(topology);
-  if (topology.form === 'full') {
+  if (topology.form === 'full' && !opened) {
     let next = topology.next;
     for (let page = 1; next && page < MAX_PAGES; page += 1) {
       const more = await api<Topology>(`/topology?${filters}&after=${encodeURIComponent(next)}`, token);
@@ -172,6 +216,20 @@ async function read(token: string): Promise<View | { refused: string } | { faile
     if (answer.ok && answer.body.form === 'full') sites = withNewerSites(sites, answer.body.sites);
   }
   return { sites, links, services, topology, placements };
+}
+
+/** The filters the controls ask for: tag, an agent's neighbourhood, a name to find. */
+function currentFilters(): URLSearchParams {
+  const filters = new URLSearchParams();
+  for (const [name, id] of [
+    ['tag', 'filter-tag'],
+    ['agent', 'filter-agent'],
+    ['name', 'find'],
+  ] as const) {
+    const value = $<HTMLInputElement>(id).value.trim();
+    if (value) filters.set(name, value);
+  }
+  return filters;
 }
 
 /** The read in flight, if any: a refresh asked meanwhile waits for it instead of overlapping it. */
@@ -212,12 +270,53 @@ async function readAndRender(): Promise<void> {
 }
 
 function render(current: View): void {
-  const { nodes, edges } = graphOf(current.sites, current.links, current.placements);
+  const summary = current.topology.form === 'summary' && !opened ? current.topology : undefined;
+  const { nodes, edges } = summary
+    ? overviewOf(summary, grouping(), current.placements)
+    : graphOf(current.sites, current.links, current.placements);
+  draw(
+    nodes,
+    edges,
+    `${opened ? groupNodeId(opened.grouping, opened.group.value) : summary ? grouping() : 'all'}|${currentFilters()}`,
+  );
+  $('overview-controls').hidden = !(summary || opened);
+  back.hidden = !opened;
+  renderGroups(summary ? summary.groups[grouping()].groups : []);
+  note.textContent = summary
+    ? `A large fleet (${summary.counts.sites} sites), grouped by ${groupBy.selectedOptions[0]?.textContent ?? grouping()}: open a group to draw its sites. The hub and the sites that are not healthy are always drawn${summary.unhealthy.more > 0 ? ` (the first ${summary.unhealthy.sites.length}; ${summary.unhealthy.more} more in their state's group)` : ''}.`
+    : opened
+      ? `${groupText(opened.group)}${current.topology.counts.sites > current.sites.length ? `; drawn are the first ${current.sites.filter((site) => !site.hub).length}: find a site by name to narrow it` : ''}.`
+      : '';
+  renderServiceChoices(current.services);
+  renderTable('sites-body', siteRows(current.sites, $<HTMLInputElement>('site-filter').value), [
+    'name',
+    'mode',
+    'state',
+    'heard',
+    'config',
+  ]);
+  renderTable(
+    'services-body',
+    serviceRows(current.services, current.sites, $<HTMLInputElement>('service-filter').value),
+    ['name', 'type', 'port', 'status', 'connector', 'sites'],
+  );
+  renderDetails();
+}
+
+function grouping(): Grouping {
+  return groupBy.value as Grouping;
+}
+
+/**
+ * Updates the graph in place, so nodes keep where the layout put them between refreshes. A new view
+ * is laid out and fitted; new or gone nodes in the same view are laid out again without moving the
+ * zoom or the pan; the selection stays with the nodes that stay.
+ */
+function draw(nodes: NodeData[], edges: ReturnType<typeof graphOf>['edges'], viewKey: string): void {
   const ids = nodes
     .map((node) => node.id)
     .sort()
     .join(' ');
-  // Updated in place, so nodes keep where the layout put them between refreshes.
   cy.batch(() => {
     const wanted = new Set([...nodes.map((node) => node.id), ...edges.map((edge) => edge.id)]);
     cy.elements()
@@ -234,36 +333,111 @@ function render(current: View): void {
       else cy.add({ group: 'edges', data });
     }
   });
-  if (ids !== drawnIds) {
-    drawnIds = ids;
-    // The graph's box was hidden (no size) until the first answer.
-    cy.resize();
-    const hub = nodes.find((node) => node.hub);
-    cy.layout({
-      name: 'breadthfirst',
-      directed: false,
-      spacingFactor: 1.1,
-      ...(hub ? { roots: [hub.id] } : {}),
-    }).run();
-    cy.fit(undefined, 30);
-  }
-  const summary = current.topology.form === 'summary' ? current.topology : undefined;
-  note.textContent = summary
-    ? `A large fleet (${summary.counts.sites} sites): shown are the hub, its neighbours and the sites that are not healthy. Filter by tag or agent to see others.`
-    : '';
-  renderServiceChoices(current.services);
-  renderTable('sites-body', siteRows(current.sites, $<HTMLInputElement>('site-filter').value), [
-    'name',
-    'mode',
-    'state',
-    'heard',
-    'config',
-  ]);
-  renderTable(
-    'services-body',
-    serviceRows(current.services, current.sites, $<HTMLInputElement>('service-filter').value),
-    ['name', 'type', 'port', 'status', 'connector', 'sites'],
+  if (selected && cy.getElementById(selected).nonempty() && !cy.getElementById(selected).selected())
+    cy.getElementById(selected).select();
+  const newView = viewKey !== drawnView;
+  if (!newView && ids === drawnIds) return;
+  drawnIds = ids;
+  drawnView = viewKey;
+  // The graph's box was hidden (no size) until the first answer.
+  cy.resize();
+  layOut(nodes, newView);
+}
+
+/**
+ * A small network as a tree from the hub; an overview or a group as a grid ordered hub first, then
+ * groups, then sites by name. Either way each node's box includes its label and no two overlap.
+ */
+function layOut(nodes: readonly NodeData[], fit: boolean): void {
+  const hub = nodes.find((node) => node.hub);
+  const large = nodes.some((node) => node.kind === 'group') || opened !== undefined || nodes.length > 60;
+  const rank = (node: cytoscape.NodeSingular) =>
+    node.data('hub') ? 0 : node.data('kind') === 'group' ? 1 : 2;
+  const common = { fit, padding: 30, avoidOverlap: true, nodeDimensionsIncludeLabels: true, animate: false };
+  cy.layout(
+    large
+      ? {
+          name: 'grid',
+          ...common,
+          avoidOverlapPadding: 12,
+          condense: true,
+          sort: (a: cytoscape.NodeSingular, b: cytoscape.NodeSingular) =>
+            rank(a) - rank(b) || String(a.data('label')).localeCompare(String(b.data('label'))),
+        }
+      : {
+          name: 'breadthfirst',
+          ...common,
+          directed: false,
+          spacingFactor: 1.1,
+          ...(hub ? { roots: [hub.id] } : {}),
+        },
+  ).run();
+}
+
+/** One button per group of the overview: the keyboard's (and a narrow screen's) way to open one. */
+function renderGroups(groups: readonly SiteGroup[]): void {
+  const wanted = groups.map((group) => `${group.value}\u0000${groupText(group)}`).join('\n');
+  if (groupList.dataset.shown === wanted) return;
+  groupList.dataset.shown = wanted;
+  groupList.replaceChildren(
+    ...groups.map((group) => {
+      const item = document.createElement('li');
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.textContent = groupText(group);
+      button.addEventListener('click', () => openGroup(grouping(), group));
+      item.append(button);
+      return item;
+    }),
   );
+}
+
+function openGroup(by: Grouping, group: SiteGroup): void {
+  opened = { grouping: by, group };
+  void refresh();
+}
+
+/** The selected site's details, from the last answer; hidden when it is no longer drawn. */
+function renderDetails(): void {
+  const site = selected ? view?.sites.find((candidate) => candidate.key === selected) : undefined;
+  details.hidden = !site;
+  if (!site) return;
+  const row = siteRows([site])[0]!;
+  const upstreams = (view?.links ?? [])
+    .filter((link) => link.kind === 'router' && link.from === site.key)
+    .map((link) => view?.sites.find((candidate) => candidate.key === link.to)?.name ?? link.to);
+  const facts: [string, string][] = [
+    ['Name', site.name],
+    ['Key', site.key],
+    ['Host', site.host ?? '—'],
+    ['Router', row.mode],
+    ['State', site.state],
+    ['Heard from', row.heard],
+    ['Config acknowledged', row.config],
+    ['Dials', upstreams.join(', ') || '—'],
+    ...(site.rollout
+      ? ([['Rebuild waits for', `${site.rollout.upstreamName}: ${site.rollout.reason}`]] as [
+          string,
+          string,
+        ][])
+      : []),
+  ];
+  $('details-list').replaceChildren(
+    ...facts.flatMap(([term, value]) => {
+      const dt = document.createElement('dt');
+      dt.textContent = term;
+      const dd = document.createElement('dd');
+      dd.textContent = value;
+      return [dt, dd];
+    }),
+  );
+}
+
+function showDetails(key: string): void {
+  selected = key;
+  cy.nodes(':selected').unselect();
+  cy.getElementById(key).select();
+  renderDetails();
 }
 
 function renderServiceChoices(services: readonly Service[]): void {
@@ -302,7 +476,15 @@ function renderTable(bodyId: string, rows: readonly object[], columns: readonly 
       for (const column of columns) {
         const td = document.createElement('td');
         const value = String((row as Record<string, unknown>)[column] ?? '');
-        td.textContent = value;
+        const key = (row as { key?: unknown }).key;
+        if (column === 'name' && bodyId === 'sites-body' && typeof key === 'string') {
+          const button = document.createElement('button');
+          button.type = 'button';
+          button.className = 'site-link';
+          button.textContent = value;
+          button.addEventListener('click', () => showDetails(key));
+          td.append(button);
+        } else td.textContent = value;
         td.dataset.label = HEADINGS[column] ?? column;
         if (column === 'state') td.className = `state state-${value}`;
         tr.append(td);
@@ -328,6 +510,29 @@ $<HTMLFormElement>('filters').addEventListener('submit', (event) => {
   void refresh();
 });
 serviceSelect.addEventListener('change', () => void refresh());
+groupBy.addEventListener('change', () => {
+  if (view) render(view);
+});
+back.addEventListener('click', () => {
+  opened = undefined;
+  void refresh();
+});
+cy.on('tap', 'node', (event) => {
+  const node = event.target as cytoscape.NodeSingular;
+  if (node.data('kind') === 'group') {
+    const [, by, ...value] = node.id().split(':');
+    const group =
+      view?.topology.form === 'summary'
+        ? view.topology.groups[by as Grouping].groups.find((each) => each.value === value.join(':'))
+        : undefined;
+    if (group) openGroup(by as Grouping, group);
+  } else if (node.data('kind') === 'site') showDetails(node.id());
+});
+cy.on('tap', (event) => {
+  if (event.target !== cy) return;
+  selected = undefined;
+  renderDetails();
+});
 for (const id of ['site-filter', 'service-filter']) {
   $(id).addEventListener('input', () => {
     if (view) render(view);

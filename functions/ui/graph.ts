@@ -17,28 +17,38 @@ export type Link = FullTopology['links'][number];
 export type Service = NonNullable<FullTopology['services']>[number];
 export type Placement = NonNullable<FullTopology['placements']>[number];
 export type SiteState = Site['state'];
+type SummaryTopology = Extract<Topology, { form: 'summary' }>;
+export type Grouping = keyof SummaryTopology['groups'];
+export type SiteGroup = SummaryTopology['groups'][Grouping]['groups'][number];
 
 /** The colours a site is drawn in, by state (the legend shows the same). */
-export const STATE_COLOURS: Record<SiteState | 'uninvolved', string> = {
+export const STATE_COLOURS: Record<SiteState | 'uninvolved' | 'group', string> = {
   applied: '#2e7d32',
   pending: '#f9a825',
   offline: '#9e9e9e',
   new: '#1565c0',
   uninvolved: '#e0e0e0',
+  group: '#90caf9',
 };
 
 export interface NodeData {
   id: string;
   label: string;
-  kind: 'site' | 'nats-hub';
+  kind: 'site' | 'nats-hub' | 'group';
   routerMode: string;
   hub: boolean;
-  /** The colour's reason: the site's own state, or (a service selected) its state of that service. */
-  shade: SiteState | 'uninvolved';
+  /**
+   * The colour's reason: the site's own state, or (a service selected) its state of that service; a
+   * group of one state is that state's colour, any other group `group`.
+   */
+  shade: SiteState | 'uninvolved' | 'group';
   /** What the selected service has on the site: `hub`, `connector`, `listener`. */
   roles: string[];
   /** An agent not heard from within the offline threshold. */
   silent: boolean;
+  /** A group's sites, and how many of them are not healthy. */
+  count?: number;
+  unhealthy?: number;
 }
 
 export interface EdgeData {
@@ -117,6 +127,65 @@ export function graphOf(
       notHeld: link.kind === 'router' && link.held === false,
       label: `${link.kind === 'router' ? link.role : link.kind} ${link.port}`,
     }));
+  return { nodes, edges };
+}
+
+/** The graph node id of a group (`group:<grouping>:<value>`). */
+export function groupNodeId(grouping: Grouping, value: string): string {
+  return `group:${grouping}:${value}`;
+}
+
+/** How a group reads, on its node and on its button: what it is, its count, the unhealthy among them. */
+export function groupText(group: SiteGroup): string {
+  const sites = `${group.count} ${group.count === 1 ? 'site' : 'sites'}`;
+  return `${group.label}: ${sites}${group.unhealthy > 0 ? `, ${group.unhealthy} not healthy` : ''}`;
+}
+
+/**
+ * The overview of a large fleet (the summary form): the hub, every site the summary lists as not
+ * healthy, and one node per group of the chosen grouping, labelled with its count; the router links
+ * between the sites drawn, and from each group of sites dialling a drawn router to that router.
+ */
+export function overviewOf(
+  summary: SummaryTopology,
+  grouping: Grouping,
+  placements?: readonly Placement[],
+): { nodes: NodeData[]; edges: EdgeData[] } {
+  const hub = summary.hub.sites.filter((site) => site.hub);
+  const sites = new Map([...hub, ...summary.unhealthy.sites].map((site) => [site.key, site]));
+  const drawn = graphOf([...sites.values()], summary.hub.links, placements);
+  const ids = new Set(drawn.nodes.map((node) => node.id));
+  const groups = summary.groups[grouping].groups;
+  const nodes: NodeData[] = [
+    ...drawn.nodes,
+    ...groups.map((group) => ({
+      id: groupNodeId(grouping, group.value),
+      label: `${group.label}\n${group.count} ${group.count === 1 ? 'site' : 'sites'}`,
+      kind: 'group' as const,
+      routerMode: 'none',
+      hub: false,
+      shade: grouping === 'state' ? (group.value as SiteState) : ('group' as const),
+      roles: [],
+      silent: false,
+      count: group.count,
+      unhealthy: group.unhealthy,
+    })),
+  ];
+  const edges = [
+    ...drawn.edges,
+    ...(grouping === 'upstream'
+      ? groups
+          .filter((group) => ids.has(group.value))
+          .map((group) => ({
+            id: `group:${group.value}`,
+            source: groupNodeId(grouping, group.value),
+            target: group.value,
+            kind: 'router' as const,
+            notHeld: false,
+            label: '',
+          }))
+      : []),
+  ];
   return { nodes, edges };
 }
 

@@ -2,7 +2,7 @@ import { config } from '../context.js';
 import { agentDistributionTokens, agentSelectsService } from '../domain/distribution.js';
 import { connectorRouterOf, hubRouterKey, serviceHubKey } from '../domain/placement.js';
 import type { RouterSiteConfig } from '../domain/router-site.js';
-import type { SitesSummary } from '../domain/service-sites.js';
+import type { SiteState, SitesSummary } from '../domain/service-sites.js';
 import {
   agentSite,
   carriesTag,
@@ -11,13 +11,16 @@ import {
   countTopology,
   defaultRouterSite,
   FULL_FORM_UP_TO,
+  groupSites,
   hubNeighbourhood,
+  NO_UPSTREAM,
   natsLinks,
   neighboursOf,
   type RouterLink,
   routerLinks,
   type ServicePlacement,
   type SiteFacts,
+  type SiteGroups,
   SUMMARY_LISTED,
   type TopologyAgent,
   type TopologyCounts,
@@ -25,6 +28,7 @@ import {
   type TopologyNatsHub,
   type TopologySite,
   unhealthySites,
+  upstreamsOf,
 } from '../domain/topology.js';
 import { NotFoundError } from '../errors.js';
 import { getAgentStatuses } from '../store/agent-reports.js';
@@ -50,6 +54,10 @@ export interface TopologyQuery {
   service?: string;
   agent?: string;
   tag?: string;
+  /** The sites in one state, dialling one router (`none`: no router), or whose name holds this. */
+  state?: SiteState;
+  upstream?: string;
+  name?: string;
   after?: string;
   limit: number;
 }
@@ -83,6 +91,8 @@ export type Topology =
       counts: TopologyCounts;
       hub: { sites: TopologySite[]; links: RouterLink[]; more: number };
       unhealthy: { sites: TopologySite[]; more: number };
+      /** The sites by state, by the router they dial and by tag: each group's filter lists exactly it. */
+      groups: SiteGroups;
       services: { count: number; byStatus: Record<string, number>; notReady: TopologyService[] };
       natsHub: TopologyNatsHub | null;
       placements?: ServicePlacement[];
@@ -188,7 +198,23 @@ async function scopeOf(
     );
     services = services.filter((row) => row.tags.includes(tag));
   }
+  if (query.upstream !== undefined) {
+    const upstream =
+      query.upstream === NO_UPSTREAM || query.upstream === standalone(facts)
+        ? query.upstream
+        : namedAgent(facts, query.upstream).uuid;
+    keys = new Set([...keys].filter((key) => upstreamsOf(key, links).includes(upstream)));
+  }
+  if (query.name !== undefined) {
+    const wanted = query.name.toLowerCase();
+    keys = new Set([...keys].filter((key) => siteName(facts, key).toLowerCase().includes(wanted)));
+  }
   return { keys, services, ...(placements ? { placements } : {}) };
+}
+
+/** A site's name: its agent's, or the standalone default router's key. */
+function siteName(facts: Facts, key: string): string {
+  return facts.agents.get(key)?.name ?? key;
 }
 
 /** The standalone default router's key, when the default router is not an agent's. */
@@ -311,6 +337,11 @@ export async function readTopology(query: TopologyQuery): Promise<Topology> {
     ...natsLinks(facts.agents, facts.natsHub ?? undefined),
   ];
   const scope = await scopeOf(facts, query, allLinks);
+  if (query.state !== undefined) {
+    // A site's state is known once it is described: the scope keeps the sites in the state asked for.
+    const described = await describeSites(facts, [...scope.keys]);
+    scope.keys = new Set([...scope.keys].filter((key) => described.get(key)?.state === query.state));
+  }
   // The links the sites in scope dial (their far ends are shown with them: a filtered view stays
   // connected to where it dials).
   const links = allLinks.filter((link) => scope.keys.has(link.from));
@@ -387,6 +418,12 @@ async function summaryForm(
       sites: unhealthy.slice(0, SUMMARY_LISTED),
       more: Math.max(0, unhealthy.length - SUMMARY_LISTED),
     },
+    groups: groupSites(
+      sites,
+      links,
+      (key) => facts.agents.get(key)?.tags ?? [],
+      config().serviceAnnotationTag,
+    ),
     services: { count: scope.services.length, byStatus, notReady: await servicesOf(notReady, facts) },
     natsHub: facts.natsHub,
     ...(scope.placements ? { placements: scope.placements } : {}),

@@ -338,6 +338,89 @@ export function natsLinks(
   return links;
 }
 
+/** How the summary groups sites: by their state, by the router they dial, by the tags they carry. */
+export const GROUPINGS = ['state', 'upstream', 'tag'] as const;
+export type Grouping = (typeof GROUPINGS)[number];
+/** Groups listed per grouping at most (the largest first); the rest are counted in `more`. */
+export const GROUPS_LISTED = 50;
+/** The `?upstream=` of the sites that dial no router. */
+export const NO_UPSTREAM = 'none';
+
+/**
+ * A group of sites: what its members share (`value`, the filter that lists exactly them), how it reads,
+ * how many sites it holds and how many of them are not healthy.
+ */
+export interface SiteGroup {
+  value: string;
+  label: string;
+  count: number;
+  unhealthy: number;
+}
+
+export type SiteGroups = Record<Grouping, { groups: SiteGroup[]; more: number }>;
+
+/** Not applied, or not heard from: what the summary lists and the page always draws. */
+export function isUnhealthy(site: Pick<TopologySite, 'state' | 'online'>): boolean {
+  return site.state !== 'applied' || site.online === false;
+}
+
+/** A tag as the filters take it: a distribution tag's token, any other tag as carried. */
+export function tagValue(tag: string, prefix: string): string {
+  return tag.startsWith(`${prefix}: `) ? tag.slice(prefix.length + 2) : tag;
+}
+
+/** The router keys a site dials (its router links' far ends), or `NO_UPSTREAM`. */
+export function upstreamsOf(key: string, links: readonly TopologyLink[]): string[] {
+  const upstreams = links
+    .filter((link) => link.kind === 'router' && link.from === key)
+    .map((link) => link.to);
+  return upstreams.length > 0 ? [...new Set(upstreams)] : [NO_UPSTREAM];
+}
+
+/**
+ * The sites grouped three ways. A site dialling two routers is in both their groups, one carrying two
+ * tags in both tags' groups; an untagged site is in no tag group. Each grouping lists its largest
+ * `GROUPS_LISTED` groups (ties by label).
+ */
+export function groupSites(
+  sites: readonly TopologySite[],
+  links: readonly TopologyLink[],
+  tagsOf: (key: string) => readonly string[],
+  prefix: string,
+): SiteGroups {
+  const names = new Map(sites.map((site) => [site.key, site.name]));
+  const tallies: Record<Grouping, Map<string, SiteGroup>> = {
+    state: new Map(),
+    upstream: new Map(),
+    tag: new Map(),
+  };
+  const count = (grouping: Grouping, value: string, label: string, site: TopologySite) => {
+    const group = tallies[grouping].get(value) ?? { value, label, count: 0, unhealthy: 0 };
+    group.count += 1;
+    if (isUnhealthy(site)) group.unhealthy += 1;
+    tallies[grouping].set(value, group);
+  };
+  for (const site of sites) {
+    count('state', site.state, site.state, site);
+    for (const upstream of upstreamsOf(site.key, links))
+      count(
+        'upstream',
+        upstream,
+        upstream === NO_UPSTREAM ? 'no upstream router' : `via ${names.get(upstream) ?? upstream}`,
+        site,
+      );
+    for (const tag of new Set(tagsOf(site.key).map((carried) => tagValue(carried, prefix))))
+      count('tag', tag, `tag ${tag}`, site);
+  }
+  const listed = (grouping: Grouping) => {
+    const all = [...tallies[grouping].values()].sort(
+      (a, b) => b.count - a.count || a.label.localeCompare(b.label),
+    );
+    return { groups: all.slice(0, GROUPS_LISTED), more: Math.max(0, all.length - GROUPS_LISTED) };
+  };
+  return { state: listed('state'), upstream: listed('upstream'), tag: listed('tag') };
+}
+
 /**
  * Whether an agent carries `tag`: the tag itself, or the token of a distribution tag
  * (`<prefix>: <token>`), so `?tag=checkout` finds the agents listening for services tagged checkout.
@@ -404,7 +487,7 @@ export function countTopology(
 /** Sites that are not healthy, the longest waiting first: not applied, or silent. */
 export function unhealthySites(sites: readonly TopologySite[]): TopologySite[] {
   return sites
-    .filter((site) => site.state !== 'applied' || site.online === false)
+    .filter(isUnhealthy)
     .sort(
       (a, b) =>
         (a.since ?? '\uffff').localeCompare(b.since ?? '\uffff') ||

@@ -496,6 +496,22 @@ const topologyNatsHubView = z
   .strict()
   .nullable();
 
+const siteGroupsView = z
+  .object({
+    groups: z.array(
+      z
+        .object({
+          value: z.string(),
+          label: z.string(),
+          count: z.number().int(),
+          unhealthy: z.number().int(),
+        })
+        .strict(),
+    ),
+    more: z.number().int(),
+  })
+  .strict();
+
 /** GET /api/v3/topology: the full form (a page of sites) or, for a large fleet, the summary form. */
 export const topologyView = z.discriminatedUnion('form', [
   z
@@ -518,6 +534,12 @@ export const topologyView = z.discriminatedUnion('form', [
         .object({ sites: z.array(topologySiteView), links: z.array(routerLinkView), more: z.number().int() })
         .strict(),
       unhealthy: z.object({ sites: z.array(topologySiteView), more: z.number().int() }).strict(),
+      groups: z
+        .object({ state: siteGroupsView, upstream: siteGroupsView, tag: siteGroupsView })
+        .strict()
+        .describe(
+          "The sites grouped by state, by the router they dial (`none`: no router) and by tag; each group's `value` is the `state`, `upstream` or `tag` filter that lists exactly its sites",
+        ),
       services: z
         .object({
           count: z.number().int(),

@@ -221,12 +221,62 @@ describe('the topology of a small fleet (full form)', () => {
     expect(summary.services).toEqual({ count: 1, byStatus: { ready: 1 }, notReady: [] });
   });
 
+  it("groups the summary's sites by state, upstream router and tag; each group's filter lists exactly its sites", async () => {
+    // Act
+    const summary = await topology<Summary>('?form=summary');
+    const listed = await Promise.all(
+      (['state', 'upstream', 'tag'] as const).flatMap((grouping) =>
+        summary.groups[grouping].groups.map(async (group) => {
+          const full = await topology(`?form=full&${grouping}=${encodeURIComponent(group.value)}`);
+          return { grouping, value: group.value, count: group.count, listed: full.counts.sites };
+        }),
+      ),
+    );
+
+    // Assess
+    expect(summary.groups.state).toEqual({
+      groups: [{ value: 'applied', label: 'applied', count: 4, unhealthy: 0 }],
+      more: 0,
+    });
+    expect(summary.groups.upstream.groups.map((group) => [group.label, group.count])).toEqual([
+      ['via hub', 2],
+      ['no upstream router', 1],
+      ['via fog-i', 1],
+    ]);
+    expect(summary.groups.tag.groups.map((group) => [group.value, group.count])).toEqual(
+      expect.arrayContaining([
+        ['checkout', 1],
+        ['plant-7', 2],
+      ]),
+    );
+    expect(listed.filter((group) => group.listed !== group.count)).toEqual([]);
+    expect(listed.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('finds sites by a part of their name, in any case', async () => {
+    // Act
+    const found = await topology('?name=FOG-');
+    const none = await topology('?name=nothing-like-it');
+
+    // Assess
+    expect(found.counts.sites).toBe(3);
+    expect(
+      found.sites
+        .filter((site) => site.name.startsWith('fog-'))
+        .map((site) => site.name)
+        .sort(),
+    ).toEqual(['fog-a', 'fog-e', 'fog-i']);
+    expect(none.counts.sites).toBe(0);
+  });
+
   it('refuses what it cannot answer, naming the parameter and the value', async () => {
     // Act
     const unknownService = await viewer.get<{ message: string }>('/api/v3/topology?service=nope');
     const unknownAgent = await viewer.get<{ message: string }>('/api/v3/topology?agent=nobody');
     const badLimit = await viewer.get<{ message: string }>('/api/v3/topology?limit=0');
     const badForm = await viewer.get<{ message: string }>('/api/v3/topology?form=tree');
+    const badState = await viewer.get<{ message: string }>('/api/v3/topology?state=green');
+    const unknownUpstream = await viewer.get<{ message: string }>('/api/v3/topology?upstream=nobody');
     const anonymous = await new ApiClient(t.runtime.url, '').get('/api/v3/topology');
 
     // Assess
@@ -239,6 +289,12 @@ describe('the topology of a small fleet (full form)', () => {
     expect(badLimit.body.message).toMatch(/^Query parameter 'limit'/);
     expect(badForm.status).toBe(400);
     expect(badForm.body.message).toMatch(/'form'.*"tree"/);
+    expect(badState.status).toBe(400);
+    expect(badState.body.message).toMatch(/'state'.*"green"/);
+    expect([unknownUpstream.status, unknownUpstream.body.message]).toEqual([
+      404,
+      'Agent "nobody" not found (by uuid or name)',
+    ]);
     expect(anonymous.status).toBe(401);
   });
 });

@@ -4,6 +4,8 @@ import {
   carriesTag,
   checkRouterLink,
   countTopology,
+  GROUPS_LISTED,
+  groupSites,
   hubNeighbourhood,
   natsLinks,
   type RouterLink,
@@ -333,5 +335,84 @@ describe('tags, counts, the unhealthy and the hub neighbourhood', () => {
     expect(around.sites.map((each) => each.key)).toEqual(['hub', 'a', 'b']);
     expect(around.links.map((link) => link.from)).toEqual(['a', 'b']);
     expect(around.more).toBe(0);
+  });
+});
+
+describe('the summary groups sites by state, by the router they dial and by tag', () => {
+  const link = (from: string, to: string): RouterLink => ({
+    kind: 'router',
+    from,
+    to,
+    role: 'edge',
+    host: `${to}.example.com`,
+    port: 45671,
+    held: true,
+  });
+  const sites = [
+    topologySite('hub', { name: 'hub', hub: true }),
+    topologySite('i1', { name: 'interior-1' }),
+    topologySite('e1', { state: 'pending' }),
+    topologySite('e2', { online: false }),
+    topologySite('e3', { state: 'new', online: null }),
+    topologySite('e4'),
+  ];
+  const links = [
+    link('i1', 'hub'),
+    link('e1', 'i1'),
+    link('e2', 'i1'),
+    link('e3', 'hub'),
+    link('e4', 'i1'),
+    link('e4', 'hub'),
+  ];
+  const tags: Record<string, string[]> = {
+    e1: ['service.iofog.org/tag: checkout', 'zone-a'],
+    e2: ['service.iofog.org/tag: checkout'],
+    e4: ['zone-a', 'service.iofog.org/tag: zone-a'],
+  };
+
+  it.each([
+    [
+      'state',
+      [
+        { value: 'applied', label: 'applied', count: 4, unhealthy: 1 },
+        { value: 'new', label: 'new', count: 1, unhealthy: 1 },
+        { value: 'pending', label: 'pending', count: 1, unhealthy: 1 },
+      ],
+    ],
+    [
+      'upstream',
+      [
+        { value: 'hub', label: 'via hub', count: 3, unhealthy: 1 },
+        { value: 'i1', label: 'via interior-1', count: 3, unhealthy: 2 },
+        { value: 'none', label: 'no upstream router', count: 1, unhealthy: 0 },
+      ],
+    ],
+    [
+      'tag',
+      [
+        { value: 'checkout', label: 'tag checkout', count: 2, unhealthy: 2 },
+        { value: 'zone-a', label: 'tag zone-a', count: 2, unhealthy: 1 },
+      ],
+    ],
+  ] as const)('by %s', (grouping, groups) => {
+    // Act
+    const grouped = groupSites(sites, links, (key) => tags[key] ?? [], 'service.iofog.org/tag');
+
+    // Assess: a site dialling two routers counts under both; a token and a plain tag of one name once
+    expect(grouped[grouping]).toEqual({ groups, more: 0 });
+  });
+
+  it(`lists the ${GROUPS_LISTED} largest groups and counts the rest`, () => {
+    // Prepare: one site per tag, and one tag on three sites
+    const many = Array.from({ length: GROUPS_LISTED + 5 }, (_, i) => topologySite(`s${i}`));
+    const tagOf = (key: string) => (['s0', 's1', 's2'].includes(key) ? ['big', `t${key}`] : [`t${key}`]);
+
+    // Act
+    const grouped = groupSites(many, [], tagOf, 'service.iofog.org/tag').tag;
+
+    // Assess
+    expect(grouped.groups).toHaveLength(GROUPS_LISTED);
+    expect(grouped.groups[0]).toEqual({ value: 'big', label: 'tag big', count: 3, unhealthy: 0 });
+    expect(grouped.more).toBe(6);
   });
 });

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   compareDrawnSites,
   graphOf,
+  groupText,
   type Link,
+  overviewOf,
   type Placement,
   type Site,
   serviceRows,
@@ -101,6 +103,7 @@ describe('the page draws what the API answers', () => {
       },
       hub: { sites: [HUB, EDGE], links: [heldNot], more: 4000 },
       unhealthy: { sites: [EDGE], more: 0 },
+      groups: SUMMARY_GROUPS,
       services: { count: 0, byStatus: {}, notReady: [] },
       natsHub: null,
     };
@@ -111,6 +114,85 @@ describe('the page draws what the API answers', () => {
     // Assess
     expect(sites.map((each) => each.key)).toEqual(['hub-uuid', 'edge-uuid']);
     expect(links).toEqual([heldNot]);
+  });
+});
+
+const SUMMARY_GROUPS = {
+  state: {
+    groups: [
+      { value: 'applied', label: 'applied', count: 4999, unhealthy: 0 },
+      { value: 'pending', label: 'pending', count: 1, unhealthy: 1 },
+    ],
+    more: 0,
+  },
+  upstream: {
+    groups: [
+      { value: 'hub-uuid', label: 'via hub', count: 4999, unhealthy: 1 },
+      { value: 'none', label: 'no upstream router', count: 1, unhealthy: 0 },
+    ],
+    more: 0,
+  },
+  tag: { groups: [{ value: 'checkout', label: 'tag checkout', count: 3300, unhealthy: 1 }], more: 2 },
+};
+
+describe('the overview of a large fleet', () => {
+  const summary: Extract<Topology, { form: 'summary' }> = {
+    form: 'summary',
+    counts: {
+      sites: 5000,
+      byRouterMode: { interior: 1, edge: 4999, none: 0 },
+      byState: { applied: 4999, pending: 1, offline: 0, new: 0 },
+      online: 5000,
+      silent: 0,
+      routerLinks: 4999,
+      natsLinks: 0,
+    },
+    hub: { sites: [HUB, FOG_A, EDGE], links: [LINKS[0]!, LINKS[1]!] as never, more: 4000 },
+    unhealthy: { sites: [EDGE], more: 0 },
+    groups: SUMMARY_GROUPS,
+    services: { count: 0, byStatus: {}, notReady: [] },
+    natsHub: null,
+  };
+
+  it.each([
+    ['state', ['group:state:applied', 'group:state:pending'], ['applied', 'pending']],
+    ['upstream', ['group:upstream:hub-uuid', 'group:upstream:none'], ['group', 'group']],
+    ['tag', ['group:tag:checkout'], ['group']],
+  ] as const)(
+    'grouped by %s: the hub, the unhealthy sites, one node per group with its count',
+    (grouping, ids, shades) => {
+      // Act
+      const { nodes } = overviewOf(summary, grouping);
+
+      // Assess: fog-a (healthy, not the hub) is in its groups only
+      expect(nodes.filter((node) => node.kind === 'site').map((node) => node.id)).toEqual([
+        'hub-uuid',
+        'edge-uuid',
+      ]);
+      const groups = nodes.filter((node) => node.kind === 'group');
+      expect(groups.map((node) => node.id)).toEqual(ids);
+      expect(groups.map((node) => node.shade)).toEqual(shades);
+      expect(groups.map((node) => node.count)).toEqual(
+        SUMMARY_GROUPS[grouping].groups.map((group) => group.count),
+      );
+    },
+  );
+
+  it('links each upstream group to its router when that router is drawn, and only then', () => {
+    // Act
+    const { edges } = overviewOf(summary, 'upstream');
+
+    // Assess
+    expect(edges.map((edge) => edge.id)).toEqual(['router:edge-uuid>hub-uuid', 'group:hub-uuid']);
+    expect(edges[1]).toMatchObject({ source: 'group:upstream:hub-uuid', target: 'hub-uuid' });
+  });
+
+  it.each([
+    [{ value: 'pending', label: 'pending', count: 1, unhealthy: 1 }, 'pending: 1 site, 1 not healthy'],
+    [{ value: 'hub', label: 'via hub', count: 4999, unhealthy: 0 }, 'via hub: 4999 sites'],
+  ])('reads a group as %j', (group, text) => {
+    // Act / Assess
+    expect(groupText(group)).toBe(text);
   });
 });
 
