@@ -146,6 +146,7 @@ const cy = cytoscape({
       box: node.boundingBox({ includeNodes: false, includeEdges: false, includeLabels: true }),
     })),
   viewport: () => ({ zoom: cy.zoom(), pan: cy.pan() }),
+  renderedPositionOf: (id: string) => cy.getElementById(id).renderedPosition(),
   selectedSites: () => cy.nodes(':selected').map((node) => node.id()),
   drawnMismatch: () =>
     compareDrawnSites(

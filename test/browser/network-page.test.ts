@@ -1,9 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareDrawnSites, STATE_COLOURS, type Topology } from '../../functions/ui/graph.js';
 import { mintUserToken } from '../../infra/local/auth.js';
@@ -11,6 +8,15 @@ import { checkoutYaml } from '../fixtures/seed-000.js';
 import { CHECKOUT_MICROSERVICE, createAgent, FOG_A, HUB } from '../fixtures/world.js';
 import { ApiClient, eventually } from '../support/client.js';
 import { ScriptedAgent } from '../support/scripted-agent.js';
+import {
+  launchChromium,
+  type NpmStart,
+  nextRefresh,
+  OUTPUT,
+  openPage as openPageAt,
+  pageApi,
+  startNpmStart,
+} from './page-support.js';
 
 /**
  * The network page in a real browser (Debian's Chromium, driven by playwright-core) against `npm start`:
@@ -18,25 +24,11 @@ import { ScriptedAgent } from '../support/scripted-agent.js';
  * of them tagged for checkout, each a scripted Edgelet polling the controller.
  */
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const OUTPUT = join(ROOT, 'test/browser/output');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** Chromium on a machine without internet: no background connections, no sandbox as root. */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 /** A colour as the graph library reports a node's style. */
 const rgb = (hex: string) =>
   `rgb(${[1, 3, 5].map((at) => Number.parseInt(hex.slice(at, at + 2), 16)).join(',')})`;
 
-let runtime: ChildProcess;
+let npmStart: NpmStart;
 let url: string;
 let dataDir: string;
 let admin: ApiClient;
@@ -47,31 +39,6 @@ const agents = new Map<string, ScriptedAgent>();
 const stopped = new Map<string, 'status' | 'silent'>();
 let ticking = true;
 let ticker: Promise<void>;
-
-async function startNpmStart(): Promise<void> {
-  dataDir = mkdtempSync(join(tmpdir(), 'fogbridge-page-'));
-  runtime = spawn('npm', ['start'], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: {
-      ...process.env,
-      PORT: '0',
-      FOGBRIDGE_DATA_DIR: dataDir,
-      AGENT_OFFLINE_AFTER_SECONDS: '4',
-      LOG_LEVEL: 'ERROR',
-    },
-  });
-  url = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    runtime.stdout!.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const found = /fogbridge listening on (http:\/\/\S+)/.exec(seen);
-      if (found) resolve(found[1]!);
-    });
-    runtime.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${seen}`)));
-  });
-}
 
 /** Every running agent reports and pulls its changes, as Edgelet's workers do, until the suite ends. */
 async function tickAgents(): Promise<void> {
@@ -94,29 +61,15 @@ async function topology(query = ''): Promise<Topology> {
   return answer.body;
 }
 
-async function openPage(options: { width?: number; token?: string } = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: 900 } });
-  const page = await context.newPage();
-  await page.goto(`${url}/ui?refresh=700`);
-  if (options.token !== undefined) {
-    await page.fill('#token', options.token);
-    await page.press('#token', 'Enter');
-  }
-  return page;
-}
+const openPage = (options: { width?: number; token?: string } = {}): Promise<Page> =>
+  openPageAt(browser, url, options);
 
-const pageApi = <T>(page: Page, call: string) => page.evaluate(`window.fogbridgePage.${call}`) as Promise<T>;
-
-async function refreshed(page: Page): Promise<void> {
-  const before = await pageApi<number>(page, 'refreshes()');
-  await expect.poll(() => pageApi<number>(page, 'refreshes()'), { timeout: 20_000 }).toBeGreaterThan(before);
-}
+const refreshed = (page: Page) => nextRefresh(page);
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`Chromium not found at ${CHROMIUM}: .ci/run installs the chromium package`);
   mkdirSync(OUTPUT, { recursive: true });
-  await startNpmStart();
+  npmStart = await startNpmStart({ AGENT_OFFLINE_AFTER_SECONDS: '4' });
+  ({ url, dataDir } = npmStart);
   admin = new ApiClient(url, readFileSync(join(dataDir, 'admin.token'), 'utf8').trim());
   viewerToken = await mintUserToken(dataDir, { role: 'viewer', subject: 'vera' });
   // The README's fleet, and ten edge agents; the first four listen for checkout.
@@ -137,7 +90,7 @@ beforeAll(async () => {
     agents.set(name, agent);
   }
   ticker = tickAgents();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  browser = await launchChromium();
   // Every site applied and every link held before the page is looked at.
   await eventually(
     async () => {
@@ -159,10 +112,7 @@ afterAll(async () => {
   ticking = false;
   await ticker;
   await browser?.close();
-  if (runtime?.pid) {
-    process.kill(-runtime.pid, 'SIGTERM');
-    await new Promise((resolve) => runtime.once('exit', resolve));
-  }
+  await npmStart?.stop();
 });
 
 describe('the network page', () => {
