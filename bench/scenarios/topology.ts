@@ -1,5 +1,6 @@
 import type { ApiClient } from '../../test/support/client.js';
 import { ScriptedAgent } from '../../test/support/scripted-agent.js';
+import { measurePage } from '../page.js';
 import { callsPerOperation, createAgent, percentile, type RuntimeControl, withClients } from '../support.js';
 import { waitFor } from './fan-out.js';
 
@@ -9,7 +10,8 @@ import { waitFor } from './fan-out.js';
  * hub's neighbourhood, with links to check); the rest run neither, as many small sites do. Every agent
  * is provisioned and reports its status once, so each site has a last report; one service is selected
  * by every agent. At each size: the form answered, the latency of the default read (five in a row),
- * the store calls and read units of one, its size in bytes, and the same for one agent's neighbourhood.
+ * the store calls and read units of one, its size in bytes, and the same for one agent's neighbourhood;
+ * then the network page in Chromium: time to its first drawing and to its largest group opened.
  */
 export async function runTopology(
   api: ApiClient,
@@ -45,7 +47,9 @@ export async function runTopology(
       const read = await api.get<{ counts: { sites: number } }>('/api/v3/topology?form=summary');
       return read.status === 200 && read.body.counts.sites === size + 1;
     }, 3_600_000);
-    rows.push({ agents: size, grownMs: Date.now() - started, ...(await measureReads(api, control)) });
+    const reads = await measureReads(api, control);
+    const page = await measurePage(api.baseUrl, api.token ?? '');
+    rows.push({ agents: size, grownMs: Date.now() - started, ...reads, ...(page ? { page } : {}) });
   }
   const result = { rows };
   console.log('\nS5 topology');
@@ -59,6 +63,9 @@ export async function runTopology(
           'store calls / RCU': row.calls,
           bytes: row.bytes,
           "one agent's neighbourhood (ms, calls)": row.agent,
+          'network page: first draw / group opened (ms)': row.page
+            ? `${(row.page as { firstDrawMs: number }).firstDrawMs} / ${(row.page as { openedGroupMs: number }).openedGroupMs} (${(row.page as { drawn: number }).drawn} sites drawn)`
+            : 'no Chromium',
         },
       ]),
     ),

@@ -123,6 +123,10 @@ const cy = cytoscape({
       style: { 'line-color': '#c62828', 'target-arrow-color': '#c62828', 'line-style': 'dashed' },
     },
     {
+      selector: 'edge.faint',
+      style: { opacity: 0.25, 'curve-style': 'haystack', 'target-arrow-shape': 'none' },
+    },
+    {
       selector: 'edge[kind != "router"]',
       style: { width: 1, 'line-style': 'dotted', 'target-arrow-shape': 'none' },
     },
@@ -334,6 +338,8 @@ function draw(nodes: NodeData[], edges: ReturnType<typeof graphOf>['edges'], vie
       else cy.add({ group: 'edges', data });
     }
   });
+  // Hundreds of links to one router would hide the sites: drawn faint and straight in a large view.
+  cy.edges().toggleClass('faint', isLarge(nodes) && edges.length > 60);
   if (selected && cy.getElementById(selected).nonempty() && !cy.getElementById(selected).selected())
     cy.getElementById(selected).select();
   const newView = viewKey !== drawnView;
@@ -345,13 +351,18 @@ function draw(nodes: NodeData[], edges: ReturnType<typeof graphOf>['edges'], vie
   layOut(nodes, newView);
 }
 
+/** An overview, an opened group or any drawing of more than 60 nodes: laid out as a grid. */
+function isLarge(nodes: readonly NodeData[]): boolean {
+  return nodes.some((node) => node.kind === 'group') || opened !== undefined || nodes.length > 60;
+}
+
 /**
  * A small network as a tree from the hub; an overview or a group as a grid ordered hub first, then
  * groups, then sites by name. Either way each node's box includes its label and no two overlap.
  */
 function layOut(nodes: readonly NodeData[], fit: boolean): void {
   const hub = nodes.find((node) => node.hub);
-  const large = nodes.some((node) => node.kind === 'group') || opened !== undefined || nodes.length > 60;
+  const large = isLarge(nodes);
   const rank = (node: cytoscape.NodeSingular) =>
     node.data('hub') ? 0 : node.data('kind') === 'group' ? 1 : 2;
   const common = { fit, padding: 30, avoidOverlap: true, nodeDimensionsIncludeLabels: true, animate: false };
