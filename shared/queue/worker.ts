@@ -1,6 +1,7 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { z } from 'zod';
+import { newBatchScope, runRecord } from '../batch-scope.js';
 import { config } from '../context.js';
 import { parseWith } from '../domain/validation.js';
 import { logger } from '../log/logger.js';
@@ -28,7 +29,8 @@ export interface FifoWorker<M> {
   };
   /**
    * Runs the batch's groups side by side (each group's records still one after another): for records
-   * that are a call or two each, like a fan-out's, so a batch takes as long as its slowest record.
+   * that are a call or two each, like a fan-out's, so a batch takes as long as its slowest record; and
+   * for records that queue on one lock, like services on the hub, so they share its holds.
    */
   groupsInParallel?: boolean;
 }
@@ -55,20 +57,25 @@ export function fifoWorker<M>(worker: FifoWorker<M>) {
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     // A processor of its own for each group of each invocation: outside Lambda Powertools keeps a
     // processor's state on the instance, and the embedded runtime runs a handler's batches concurrently.
-    const processGroup = (records: SQSRecord[]) =>
-      processPartialResponse({ Records: records }, processRecord, new SqsFifoPartialProcessorAsync(), {
+    const processGroup = (records: SQSRecord[], handle: typeof processRecord = processRecord) =>
+      processPartialResponse({ Records: records }, handle, new SqsFifoPartialProcessorAsync(), {
         context,
         skipGroupOnError: true,
         throwOnFullBatchFailure: false,
       });
     const processAll = async (): Promise<SQSBatchResponse> => {
       if (!worker.groupsInParallel) return processGroup(event.Records);
+      // The records running side by side are one batch scope: work they share waits for all of them.
+      const scope = newBatchScope();
+      const inScope: typeof processRecord = (record) => runRecord(scope, () => processRecord(record));
       const groups = new Map<string, SQSRecord[]>();
       for (const record of event.Records) {
         const group = record.attributes.MessageGroupId ?? record.messageId;
         groups.set(group, [...(groups.get(group) ?? []), record]);
       }
-      const responses = await Promise.all([...groups.values()].map(processGroup));
+      const responses = await Promise.all(
+        [...groups.values()].map((records) => processGroup(records, inScope)),
+      );
       return { batchItemFailures: responses.flatMap((response) => response.batchItemFailures) };
     };
     const { prefetch } = worker;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { PlacedMicroservice, RouterEntries } from '../domain/placement.js';
 import { type DesiredBridges, entryChanges, sameServiceEntries } from '../domain/router-config.js';
 import { ContentionError } from '../errors.js';
@@ -17,6 +18,7 @@ import {
 } from '../store/routers.js';
 import { getServiceRow, type ServiceRow } from '../store/services.js';
 import { outsideReadSnapshot } from '../store/snapshot.js';
+import { inNextBatch } from './hub-batches.js';
 import { entriesOf, isKubernetesHub, type ManagedRouter, routerView, wantedEntries } from './router-plan.js';
 import { reconcileRouter, routerConfigRetries, tellAgentOfChange, underHubLock } from './router-write.js';
 
@@ -38,16 +40,8 @@ export async function readServiceEntries(
   routerKey: string,
   serviceName: string,
 ): Promise<StoredServiceEntries> {
-  const entryKeys = serviceEntryKeys(routerKey, serviceName);
-  const found = await batchGetItems<Record<string, unknown>>([
-    keys.routerConfig(routerKey),
-    entryKeys.listener,
-    entryKeys.connector,
-  ]);
-  return {
-    row: found.get(0) as RouterConfigRow | undefined,
-    entries: entriesFromItems(found.get(1), found.get(2)),
-  };
+  const { row, entries } = await readEntriesOfServices(routerKey, [serviceName]);
+  return { row, entries: entries[0]! };
 }
 
 export interface ServiceEntriesResult {
@@ -79,9 +73,21 @@ export async function reconcileRouterForService(
   const router = await routerView(routerKey, defaultRouter, known.agent);
   if (!router) return { managed: false, written: false, entries: {} };
   if (isKubernetesHub(router)) {
-    // On Kubernetes the hub's document is the operator's ConfigMap, rewritten whole under the hub lock.
-    const result = await reconcileRouter(routerKey, defaultRouter);
-    return { managed: true, written: result.written, entries: entriesOf(result.config, serviceName) };
+    // On Kubernetes the hub's document is the operator's ConfigMap, rewritten whole under the hub lock:
+    // one computation serves every service that asked meanwhile (it reads every service's row afresh).
+    return inNextBatch(
+      `kubernetes-hub:${routerKey}`,
+      serviceName,
+      () => randomUUID(),
+      async (names) => {
+        const result = await reconcileRouter(routerKey, defaultRouter);
+        return names.map((name) => ({
+          managed: true,
+          written: result.written,
+          entries: entriesOf(result.config, name),
+        }));
+      },
+    );
   }
   let row = service;
   let stored = known.stored;
@@ -147,14 +153,92 @@ async function writeServiceEntriesOnce(
   // Most asks find the entries as wanted: checked from what the caller read (the hub without its lock).
   const first = await attempt(prefetched ?? (await readServiceEntries(routerKey, serviceName)), !isHub);
   if (first !== CONFLICT && !first.needsWrite) return finish(first);
-  const write = () =>
+  if (isHub)
+    return finish(
+      await inNextBatch(
+        `hub:${routerKey}`,
+        { serviceName, expected },
+        (ask) => ask.serviceName,
+        (asks) => writeHubBatch(router, asks),
+      ),
+    );
+  return retryOnConflict(async () => {
+    // Read afresh (never from a read snapshot).
+    const stored = await outsideReadSnapshot(() => readServiceEntries(routerKey, serviceName));
+    const result = await attempt(stored, true);
+    return result === CONFLICT ? CONFLICT : finish(result);
+  }, routerConfigRetries(routerKey));
+}
+
+/** What one service's entries came to in a write: written, or not (the hub has no config yet). */
+type EntriesOutcome = { written: boolean; needsFull?: boolean };
+
+/**
+ * One hold of the hub lock for a batch of services (see hub-batches.ts): their entries read afresh
+ * with the hub's base item, every change of every one of them written together with one conditional
+ * write of the base item; retried whole on a lost race.
+ */
+function writeHubBatch(
+  router: ManagedRouter,
+  asks: { serviceName: string; expected: RouterEntries }[],
+): Promise<EntriesOutcome[]> {
+  return underHubLock(router.key, () =>
     retryOnConflict(async () => {
-      // Read afresh (never from a read snapshot): on the hub this runs under the lock.
-      const stored = await outsideReadSnapshot(() => readServiceEntries(routerKey, serviceName));
-      const result = await attempt(stored, true);
-      return result === CONFLICT ? CONFLICT : finish(result);
-    }, routerConfigRetries(routerKey));
-  return isHub ? underHubLock(routerKey, write) : write();
+      const stored = await outsideReadSnapshot(() =>
+        readEntriesOfServices(
+          router.key,
+          asks.map((ask) => ask.serviceName),
+        ),
+      );
+      const changes = asks.map((ask, index) =>
+        entryChanges(stored.entries[index]!, {
+          listeners: ask.expected.listener ? [ask.expected.listener] : [],
+          connectors: ask.expected.connector ? [ask.expected.connector] : [],
+        }),
+      );
+      const changed = changes.map((change) => change.put.length + change.remove.length > 0);
+      if (!changed.some(Boolean)) return asks.map(() => ({ written: false }));
+      if (!stored.row)
+        return changed.map((needsFull) => ({ written: false, ...(needsFull ? { needsFull } : {}) }));
+      faultPoint('router:before-write');
+      // The batch's entries move; what the other services were computed for stays as it was.
+      const all = {
+        put: changes.flatMap((change) => change.put),
+        remove: changes.flatMap((change) => change.remove),
+      };
+      if (
+        !(await putRouterParts(
+          router.key,
+          stored.row.config,
+          all,
+          stored.row.version,
+          basePartsOf(stored.row),
+        ))
+      )
+        return CONFLICT;
+      countEvent('hub write');
+      logger.debug('hub entries written', { routerKey: router.key, services: asks.length });
+      return changed.map((written) => ({ written }));
+    }, routerConfigRetries(router.key)),
+  );
+}
+
+/** The router's base item and each service's two entries, in one batch read. */
+async function readEntriesOfServices(
+  routerKey: string,
+  serviceNames: readonly string[],
+): Promise<{ row: RouterConfigRow | undefined; entries: DesiredBridges[] }> {
+  const entryKeys = serviceNames.map((name) => serviceEntryKeys(routerKey, name));
+  const found = await batchGetItems<Record<string, unknown>>([
+    keys.routerConfig(routerKey),
+    ...entryKeys.flatMap((entry) => [entry.listener, entry.connector]),
+  ]);
+  return {
+    row: found.get(0) as RouterConfigRow | undefined,
+    entries: serviceNames.map((_, index) =>
+      entriesFromItems(found.get(1 + 2 * index), found.get(2 + 2 * index)),
+    ),
+  };
 }
 
 /**
