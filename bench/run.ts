@@ -12,6 +12,7 @@ import { type HubDocument, runBurst } from './scenarios/burst.js';
 import { runChurn } from './scenarios/churn.js';
 import { runFanOut } from './scenarios/fan-out.js';
 import { runNatsAccounts } from './scenarios/nats-accounts.js';
+import { runOnboarding } from './scenarios/onboarding.js';
 import { runScale } from './scenarios/scale.js';
 import { runTopology } from './scenarios/topology.js';
 import { Observer, type OperationCalls, RuntimeControl } from './support.js';
@@ -33,6 +34,8 @@ Scenarios (--scenarios, default s1,s2,s3):
   s6  nats: --nats-apps applications with NATS access (1000), --nats-users users each (0), three NATS
       servers polling as Edgelet does, every --nats-poll-ms (1000; Edgelet's own is 20000): until
       every server's JWT directory holds every account
+  s7  onboarding: --onboard-agents agents (1000) created from --onboard-clients clients (20): API
+      latency, and agents a second from the first create until every first router config is written
   bundles  every function bundled as deployed: its size, its source map's, and the median time a
       fresh Node process takes to import it (a cold start's share that is ours)
 
@@ -86,6 +89,8 @@ function parseOptions() {
       'scale-services': { type: 'string' },
       'scale-agents': { type: 'string' },
       'topology-agents': { type: 'string' },
+      'onboard-agents': { type: 'string' },
+      'onboard-clients': { type: 'string' },
       'nats-apps': { type: 'string' },
       'nats-users': { type: 'string' },
       'nats-poll-ms': { type: 'string' },
@@ -116,6 +121,8 @@ const settings = {
   natsApps: Number(values['nats-apps'] ?? (quick ? 100 : 1000)),
   natsUsers: Number(values['nats-users'] ?? 0),
   natsPollMs: Number(values['nats-poll-ms'] ?? 1000),
+  onboardAgents: Number(values['onboard-agents'] ?? (quick ? 100 : 1000)),
+  onboardClients: Number(values['onboard-clients'] ?? 20),
 };
 // S2 and S3 are about agents and churn, the same on both control planes: on Kubernetes only S1 runs.
 const scenarios = new Set(kubernetes ? ['s1'] : values.scenarios.split(','));
@@ -139,6 +146,8 @@ function checkOptions(): void {
     'scale-agents': settings.scaleAgents,
     'nats-apps': settings.natsApps,
     'nats-poll-ms': settings.natsPollMs,
+    'onboard-agents': settings.onboardAgents,
+    'onboard-clients': settings.onboardClients,
   };
   for (const [option, value] of Object.entries({ ...counts, ...more })) {
     if (!Number.isInteger(value) || value < 1)
@@ -154,9 +163,9 @@ function checkOptions(): void {
     );
   const unknown = values.scenarios
     .split(',')
-    .filter((name) => !['s1', 's2', 's3', 's4', 's5', 's6', 'bundles'].includes(name));
+    .filter((name) => !['s1', 's2', 's3', 's4', 's5', 's6', 's7', 'bundles'].includes(name));
   if (unknown.length > 0)
-    refuse(`--scenarios: unknown scenario ${JSON.stringify(unknown[0])} (s1 to s6, bundles)`);
+    refuse(`--scenarios: unknown scenario ${JSON.stringify(unknown[0])} (s1 to s7, bundles)`);
   if (!['remote', 'kubernetes'].includes(values['control-plane']))
     refuse(`--control-plane must be remote or kubernetes, got ${JSON.stringify(values['control-plane'])}`);
   try {
@@ -289,6 +298,12 @@ if (childResult) {
     if (scenarios.has('s4')) return runScale(api, observer, settings, control);
     if (scenarios.has('s5')) return runTopology(api, settings, control);
     if (scenarios.has('s6')) return runNatsAccounts(api, observer, settings, control);
+    if (scenarios.has('s7'))
+      return runOnboarding(
+        api,
+        { onboardAgents: settings.onboardAgents, clients: settings.onboardClients },
+        control,
+      );
     return runChurn(api, observer, settings);
   });
   writeFileSync(childResult, JSON.stringify(result));
@@ -309,7 +324,7 @@ if (values.url) {
 // Each scenario gets a fresh runtime and store, in a process of its own (S2's thousand agents must not
 // see S1's services, and one scenario's garbage and warm caches must not time the next). With a latency
 // model S1 runs first without it, so the two p50s come from the same machine minutes apart.
-const runs = ['s1', 's2', 's3', 's4', 's5', 's6']
+const runs = ['s1', 's2', 's3', 's4', 's5', 's6', 's7']
   .filter((name) => scenarios.has(name))
   .flatMap((scenario) =>
     scenario === 's1' && values.latency
@@ -327,6 +342,7 @@ for (const { key, scenario, latency } of runs) {
     ...['--topology-agents', settings.topologyAgents.join(',')],
     ...['--nats-apps', settings.natsApps, '--nats-users', settings.natsUsers].map(String),
     ...['--nats-poll-ms', settings.natsPollMs].map(String),
+    ...['--onboard-agents', settings.onboardAgents, '--onboard-clients', settings.onboardClients].map(String),
     ...['--churn-seconds', settings.churnSeconds, '--workers', settings.workers].map(String),
     ...['--control-plane', values['control-plane'], '--scenarios', scenario, '--child-result', out],
     ...(latency ? ['--latency', latency] : []),

@@ -99,7 +99,7 @@ async function writeBatch<A, R>(key: string, queue: Queue<A, R>): Promise<void> 
   queue.waiting = later;
   try {
     const results = await queue.write(batch.map((entry) => entry.ask));
-    batch.forEach((entry, index) => entry.resolve(results[index]!));
+    for (const [index, entry] of batch.entries()) entry.resolve(results[index]!);
   } catch (error) {
     for (const entry of batch) entry.reject(error);
   } finally {
