@@ -1,4 +1,10 @@
 import {
+  createPrivateKey,
+  createPublicKey,
+  sign as signNatively,
+  verify as verifyNatively,
+} from 'node:crypto';
+import {
   type Account,
   createAccount,
   createOperator,
@@ -10,6 +16,9 @@ import {
   fromSeed,
   type User,
 } from '@nats-io/jwt';
+import { type KeyPair, Prefix } from '@nats-io/nkeys';
+// The library's seed and key codec (not re-exported by its entry point; the same code its pairs use).
+import { Codec } from '@nats-io/nkeys/lib/codec.js';
 import { type AccountRule, SYSTEM_ACCOUNT_RULES, type UserRule } from './nats-rules.js';
 
 /**
@@ -26,7 +35,52 @@ export interface SignedIdentity {
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 const seedOf = (key: { getSeed(): Uint8Array }) => text(key.getSeed());
-const keyOf = (seed: string) => fromSeed(new TextEncoder().encode(seed));
+
+/** DER of a PKCS#8 Ed25519 private key, up to its 32-byte seed. */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+/** Signing key pairs made from seeds, kept (the same few operator and account keys sign again and again). */
+const signers = new Map<string, KeyPair>();
+const SIGNERS_KEPT = 10_000;
+
+/**
+ * The nkey pair of a seed, with its public key and signatures computed by Node's native Ed25519. The
+ * library's own pair computes the public key from the seed in JavaScript on every signature and every
+ * `getPublicKey` (about a millisecond each); Ed25519 signatures are deterministic, so the native ones
+ * are byte for byte the library's. The seed and key encodings are the library's own (its codec).
+ */
+function nativePair(seed: string): KeyPair {
+  const encoded = new TextEncoder().encode(seed);
+  const { prefix, buf } = Codec.decodeSeed(encoded);
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([ED25519_PKCS8_PREFIX, buf]),
+    format: 'der',
+    type: 'pkcs8',
+  });
+  const rawPublic = Buffer.from(createPublicKey(privateKey).export({ format: 'jwk' }).x!, 'base64url');
+  const publicKey = text(Codec.encode(prefix, rawPublic));
+  const library = fromSeed(encoded);
+  return {
+    getPublicKey: () => publicKey,
+    // tweetnacl's 64-byte secret key: the seed, then the public key.
+    getPrivateKey: () => Codec.encode(Prefix.Private, Buffer.concat([buf, rawPublic])),
+    getSeed: () => library.getSeed(),
+    sign: (input) => new Uint8Array(signNatively(null, input, privateKey)),
+    verify: (input, signature) => verifyNatively(null, input, createPublicKey(privateKey), signature),
+    clear: () => library.clear(),
+    seal: (input, recipient, nonce) => library.seal(input, recipient, nonce),
+    open: (message, sender) => library.open(message, sender),
+  };
+}
+
+/** The signing pair of a seed (kept: see `signers`). */
+export function keyOf(seed: string): KeyPair {
+  const known = signers.get(seed);
+  if (known) return known;
+  const pair = nativePair(seed);
+  if (signers.size >= SIGNERS_KEPT) signers.delete(signers.keys().next().value!);
+  signers.set(seed, pair);
+  return pair;
+}
 
 export async function newOperator(name: string): Promise<SignedIdentity> {
   const key = createOperator();
@@ -35,13 +89,13 @@ export async function newOperator(name: string): Promise<SignedIdentity> {
 
 /** A new account or user key pair (`A…` / `U…`), as its public key and seed. */
 export function newAccountKey(): { publicKey: string; seed: string } {
-  const key = createAccount();
-  return { publicKey: key.getPublicKey(), seed: seedOf(key) };
+  const seed = seedOf(createAccount());
+  return { publicKey: nativePair(seed).getPublicKey(), seed };
 }
 
 export function newUserKey(): { publicKey: string; seed: string } {
-  const key = createUser();
-  return { publicKey: key.getPublicKey(), seed: seedOf(key) };
+  const seed = seedOf(createUser());
+  return { publicKey: nativePair(seed).getPublicKey(), seed };
 }
 
 /**

@@ -43,15 +43,16 @@ import {
 } from '@peculiar/asn1-x509';
 
 /**
- * The fleet's certificate profile. Certificate authorities: RSA 2048 keys (the operator's imported CAs
- * are RSA too, and a CA is made once per fleet), CA:TRUE, keyCertSign and cRLSign. Leaves: ECDSA P-256
- * keys (an agent needs four of them, and a P-256 key is made in well under a millisecond where an RSA
- * 2048 key takes a quarter of a second of CPU), CA:FALSE, digitalSignature, serverAuth and clientAuth,
- * subject alternative names from the agent's host. Every certificate is signed SHA-256 (SHA-384/512 by
- * an imported P-384/P-521 CA) with its issuer's key, whatever the leaf's own key, and has a CN-only
- * subject. Serials are 16 random bytes with the top bit clear, so they are always positive (a negative
- * serial is refused by Go's x509 parser, which NATS and Edgelet use). Keys are PEM as OpenSSL writes
- * them: a CA's `RSA PRIVATE KEY` (PKCS#1), a leaf's `EC PRIVATE KEY` (SEC 1), both read by the Router
+ * The fleet's certificate profile. Every key fogbridge makes is ECDSA P-256: an agent needs four leaves
+ * and a fleet a handful of CAs, and a P-256 key is made and signs in well under a millisecond where an
+ * RSA 2048 key takes a quarter of a second of CPU to make and about 1.5 ms to sign (measured with
+ * `npm run bench -- --scenarios s7`). An imported CA may be RSA, or EC on P-256, P-384 or P-521: a leaf
+ * is signed with its issuer's key, whatever the leaf's own. CAs: CA:TRUE, keyCertSign and cRLSign.
+ * Leaves: CA:FALSE, digitalSignature, serverAuth and clientAuth, subject alternative names from the
+ * agent's host. Every certificate is signed SHA-256 (SHA-384/512 by a P-384/P-521 CA) and has a
+ * CN-only subject. Serials are 16 random bytes with the top bit clear, so they are always positive (a
+ * negative serial is refused by Go's x509 parser, which NATS and Edgelet use). Keys are PEM as OpenSSL
+ * writes them (`EC PRIVATE KEY`, SEC 1; an imported RSA key as `RSA PRIVATE KEY`), read by the Router
  * (OpenSSL) and by NATS (Go's crypto/tls).
  */
 
@@ -99,13 +100,8 @@ export function subjectAltNames(hosts: readonly string[]): SubjectAltName[] {
 
 const newKeyPair = promisify(generateKeyPair);
 
-/** An RSA 2048 key pair for a CA, made by Node's native crypto on its thread pool. */
-function caKeyPair(): Promise<{ publicKey: KeyObject; privateKey: KeyObject }> {
-  return newKeyPair('rsa', { modulusLength: 2048, publicExponent: 0x10001 });
-}
-
-/** An ECDSA P-256 key pair for a leaf. */
-function leafKeyPair(): Promise<{ publicKey: KeyObject; privateKey: KeyObject }> {
+/** An ECDSA P-256 key pair (a CA's or a leaf's), made by Node's native crypto. */
+function newP256KeyPair(): Promise<{ publicKey: KeyObject; privateKey: KeyObject }> {
   return newKeyPair('ec', { namedCurve: 'prime256v1' });
 }
 
@@ -189,7 +185,13 @@ function signedCertificate(body: Body, signer: KeyObject): string {
     signatureAlgorithm: scheme.algorithm,
     signatureValue: new Uint8Array(signature).buffer,
   });
-  return new X509Certificate(Buffer.from(AsnConvert.serialize(certificate))).toString();
+  return pem('CERTIFICATE', Buffer.from(AsnConvert.serialize(certificate)));
+}
+
+/** DER as PEM (RFC 7468): base64 in lines of 64 characters between the label's lines. */
+function pem(label: string, der: Buffer): string {
+  const lines = der.toString('base64').match(/.{1,64}/g) ?? [];
+  return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
 }
 
 /** A self-signed certificate authority whose subject is `CN=<commonName>`. */
@@ -197,7 +199,7 @@ export async function createCertificateAuthority(
   commonName: string,
   options: { validityDays?: number; now?: Date } = {},
 ): Promise<KeyPairPem> {
-  const keys = await caKeyPair();
+  const keys = await newP256KeyPair();
   const spki = publicKeyInfo(keys.publicKey);
   const notBefore = options.now ?? new Date();
   const subject = commonNameOnly(commonName);
@@ -237,7 +239,20 @@ interface Issuer {
   key: KeyObject;
 }
 
+/** CAs parsed for signing, by certificate (a burst of leaves is signed by the same few CAs). */
+const issuers = new Map<string, { keyPem: string; issuer: Issuer }>();
+const ISSUERS_KEPT = 32;
+
 function issuerOf(ca: KeyPairPem): Issuer {
+  const known = issuers.get(ca.certPem);
+  if (known?.keyPem === ca.keyPem) return known.issuer;
+  const issuer = parseIssuer(ca);
+  if (issuers.size >= ISSUERS_KEPT) issuers.delete(issuers.keys().next().value!);
+  issuers.set(ca.certPem, { keyPem: ca.keyPem, issuer });
+  return issuer;
+}
+
+function parseIssuer(ca: KeyPairPem): Issuer {
   const parsed = new X509Certificate(ca.certPem);
   const tbs = AsnConvert.parse(parsed.raw, Certificate).tbsCertificate;
   const ski = tbs.extensions?.find((entry) => entry.extnID === id_ce_subjectKeyIdentifier);
@@ -255,7 +270,7 @@ function issuerOf(ca: KeyPairPem): Issuer {
  * CA, self-signed (its own trust anchor, CA:FALSE).
  */
 async function leafCertificate(ca: KeyPairPem | undefined, leaf: LeafRequest): Promise<KeyPairPem> {
-  const keys = await leafKeyPair();
+  const keys = await newP256KeyPair();
   const spki = publicKeyInfo(keys.publicKey);
   const issuer = ca ? issuerOf(ca) : undefined;
   const subject = commonNameOnly(leaf.commonName);

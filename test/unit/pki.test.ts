@@ -14,8 +14,8 @@ import {
 } from '../../shared/domain/pki.js';
 
 /**
- * The fleet's certificate profile, checked on certificates node:crypto (OpenSSL) parses: RSA 2048 CAs,
- * ECDSA P-256 leaves signed by them.
+ * The fleet's certificate profile, checked on certificates node:crypto (OpenSSL) parses: ECDSA P-256
+ * CAs and leaves; an imported RSA or EC CA signing leaves too.
  */
 
 const DAY_MS = 86_400_000;
@@ -41,10 +41,10 @@ describe('a fleet CA', () => {
     );
   });
 
-  it('has an RSA 2048 key in PKCS#1 PEM that matches the certificate', () => {
+  it('has an ECDSA P-256 key in SEC 1 PEM that matches the certificate', () => {
     // Assess
-    expect(ca.keyPem.startsWith('-----BEGIN RSA PRIVATE KEY-----')).toBe(true);
-    expect(cert.publicKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
+    expect(ca.keyPem.startsWith('-----BEGIN EC PRIVATE KEY-----')).toBe(true);
+    expect(cert.publicKey.asymmetricKeyDetails?.namedCurve).toBe('prime256v1');
     expect(certificateAuthorityProblem(ca.certPem, ca.keyPem)).toBeUndefined();
   });
 });
@@ -69,7 +69,7 @@ describe('a certificate issued by it', () => {
     expect(cert.checkIP('10.0.0.5')).toBe('10.0.0.5');
   });
 
-  it('has an ECDSA P-256 key in SEC 1 PEM that matches the certificate, signed SHA-256 with RSA by the CA', () => {
+  it('has an ECDSA P-256 key in SEC 1 PEM that matches the certificate, signed ECDSA SHA-256 by the CA', () => {
     // Assess
     expect(leaf.keyPem.startsWith('-----BEGIN EC PRIVATE KEY-----')).toBe(true);
     expect(cert.publicKey.asymmetricKeyType).toBe('ec');
@@ -158,56 +158,60 @@ describe('certificateAuthorityProblem (an imported CA Secret)', () => {
   });
 });
 
-describe('an imported CA with an EC key (made by OpenSSL)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'ec-ca-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-384',
-      '-nodes',
-      '-days',
-      '365',
-      '-subj',
-      '/CN=Operator EC CA',
-      '-keyout',
-      join(dir, 'ca.key'),
-      '-out',
-      join(dir, 'ca.crt'),
-      '-addext',
-      'basicConstraints=critical,CA:TRUE',
-      '-addext',
-      'keyUsage=critical,keyCertSign,cRLSign',
-    ],
-    { stdio: 'ignore' },
-  );
-  const imported = {
-    certPem: readFileSync(join(dir, 'ca.crt'), 'utf8'),
-    keyPem: readFileSync(join(dir, 'ca.key'), 'utf8'),
+describe('an imported CA (made by OpenSSL)', () => {
+  const importedCa = (name: string, keyArgs: string[]) => {
+    const dir = mkdtempSync(join(tmpdir(), 'imported-ca-'));
+    execFileSync(
+      'openssl',
+      [
+        ...['req', '-x509', ...keyArgs, '-nodes', '-days', '365', '-subj', `/CN=${name}`],
+        ...['-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.crt')],
+        ...[
+          '-addext',
+          'basicConstraints=critical,CA:TRUE',
+          '-addext',
+          'keyUsage=critical,keyCertSign,cRLSign',
+        ],
+      ],
+      { stdio: 'ignore' },
+    );
+    return {
+      dir,
+      pem: {
+        certPem: readFileSync(join(dir, 'ca.crt'), 'utf8'),
+        keyPem: readFileSync(join(dir, 'ca.key'), 'utf8'),
+      },
+    };
   };
 
-  it('is accepted, and signs leaves ECDSA with SHA-384 that OpenSSL verifies against it', async () => {
-    // Act
-    const issued = await issueCertificate(imported, { commonName: 'fog-b', hosts: ['fog-b.example.com'] });
-    writeFileSync(join(dir, 'leaf.crt'), issued.certPem);
+  it.each([
+    ['RSA 2048', ['-newkey', 'rsa:2048'], 'sha256WithRSAEncryption'],
+    ['EC P-384', ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-384'], 'ecdsa-with-SHA384'],
+  ])(
+    'with an %s key is accepted and signs P-256 leaves that OpenSSL verifies against it',
+    async (_kind, keyArgs, algorithm) => {
+      // Prepare
+      const { dir, pem } = importedCa('Operator CA', keyArgs);
 
-    // Assess
-    expect(certificateAuthorityProblem(imported.certPem, imported.keyPem)).toBeUndefined();
-    const cert = new X509Certificate(issued.certPem);
-    expect(cert.issuer).toBe('CN=Operator EC CA');
-    expect(cert.verify(new X509Certificate(imported.certPem).publicKey)).toBe(true);
-    const text = execFileSync('openssl', ['x509', '-in', join(dir, 'leaf.crt'), '-noout', '-text'], {
-      encoding: 'utf8',
-    });
-    expect(text).toContain('Signature Algorithm: ecdsa-with-SHA384');
-    expect(
-      execFileSync('openssl', ['verify', '-CAfile', join(dir, 'ca.crt'), join(dir, 'leaf.crt')], {
+      // Act
+      const issued = await issueCertificate(pem, { commonName: 'fog-b', hosts: ['fog-b.example.com'] });
+      writeFileSync(join(dir, 'leaf.crt'), issued.certPem);
+
+      // Assess
+      expect(certificateAuthorityProblem(pem.certPem, pem.keyPem)).toBeUndefined();
+      const cert = new X509Certificate(issued.certPem);
+      expect(cert.issuer).toBe('CN=Operator CA');
+      expect(cert.publicKey.asymmetricKeyDetails?.namedCurve).toBe('prime256v1');
+      expect(cert.verify(new X509Certificate(pem.certPem).publicKey)).toBe(true);
+      const text = execFileSync('openssl', ['x509', '-in', join(dir, 'leaf.crt'), '-noout', '-text'], {
         encoding: 'utf8',
-      }).trim(),
-    ).toBe(`${join(dir, 'leaf.crt')}: OK`);
-  });
+      });
+      expect(text).toContain(`Signature Algorithm: ${algorithm}`);
+      expect(
+        execFileSync('openssl', ['verify', '-CAfile', join(dir, 'ca.crt'), join(dir, 'leaf.crt')], {
+          encoding: 'utf8',
+        }).trim(),
+      ).toBe(`${join(dir, 'leaf.crt')}: OK`);
+    },
+  );
 });
