@@ -49,7 +49,8 @@ Options:
   --control-plane remote|kubernetes
                           kubernetes runs S1 against a test kube-apiserver (needs the k8s tier's build)
   --url URL --token T     S1's creates against any controller speaking the v3 API, observed through
-                          that API only (the admin token T)
+                          that API only (the admin token T); with --scenarios s7, S7 against another
+                          fogbridge
   --help                  this text
 
 Figures:
@@ -312,6 +313,18 @@ if (childResult) {
 
 if (values.url) {
   // Comparison mode: the same burst against another controller, observed only through its API.
+  if (scenarios.has('s7')) {
+    // Onboarding against another fogbridge (an earlier release, say), through its API only.
+    const onboarded = await runOnboarding(new ApiClient(values.url, values.token), {
+      onboardAgents: settings.onboardAgents,
+      clients: settings.onboardClients,
+    });
+    mkdirSync('bench/results', { recursive: true });
+    const file = join('bench/results', `compare-s7-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    writeFileSync(file, JSON.stringify({ url: values.url, s7: onboarded }, null, 2));
+    console.log(`\nfull results: ${file}`);
+    process.exit(0);
+  }
   const { runComparisonBurst } = await import('./scenarios/compare.js');
   const result = await runComparisonBurst(new ApiClient(values.url, values.token), settings);
   mkdirSync('bench/results', { recursive: true });
