@@ -5,7 +5,8 @@ import { callsPerOperation, percentile, type RuntimeControl, sleep, withClients 
  * S7 onboarding: a burst of `--onboard-agents` agents created from `--clients` clients (1,000 / 20), each
  * with a router and NATS leaf (four certificates: router site and local server, NATS server and MQTT
  * server). Measured: the creates' API latency, and the time from the first create until every agent's
- * first complete router config is written (no site `new` in the topology): agents onboarded a second.
+ * platform is ready (its certificates and NATS files made, its first router config written): agents
+ * onboarded a second.
  * Against another fogbridge (`--url`) only through its API: no call counts.
  */
 export async function runOnboarding(
@@ -18,7 +19,7 @@ export async function runOnboarding(
     host: 'hub.example.com',
   });
   if (hub.status !== 201) throw new Error(`S7 hub: ${hub.status} ${hub.text}`);
-  await waitForNoNewSites(api, 1, 120_000);
+  await waitForEveryPlatform(api, 1, 120_000);
   await control?.resetUsage();
   const indexes = Array.from({ length: settings.onboardAgents }, (_, i) => i);
   const started = Date.now();
@@ -32,7 +33,7 @@ export async function runOnboarding(
     return performance.now() - t0;
   });
   const createdMs = Date.now() - started;
-  const configuredMs = (await waitForNoNewSites(api, settings.onboardAgents + 1, 3_600_000)) - started;
+  const configuredMs = (await waitForEveryPlatform(api, settings.onboardAgents + 1, 3_600_000)) - started;
   const usage = control ? callsPerOperation(await control.usage()) : {};
   const result = {
     agents: settings.onboardAgents,
@@ -61,17 +62,19 @@ export async function runOnboarding(
   return result;
 }
 
-/** Until the topology counts `sites` sites and none is `new`; returns when that was seen (epoch ms). */
-async function waitForNoNewSites(api: ApiClient, sites: number, limitMs: number): Promise<number> {
+/**
+ * Until the agent list holds `agents` agents and every one's platform is `ready` (its certificates and
+ * NATS files made: the computation that writes its router config completed); returns when that was
+ * seen (epoch ms). Read through `GET /api/v3/iofog-list`, which earlier releases answer too.
+ */
+async function waitForEveryPlatform(api: ApiClient, agents: number, limitMs: number): Promise<number> {
   const started = Date.now();
   for (;;) {
-    const read = await api.get<{ counts: { sites: number; byState: { new: number } } }>(
-      '/api/v3/topology?form=summary',
-    );
+    const read = await api.get<{ fogs: { platformStatus?: { phase: string } }[] }>('/api/v3/iofog-list');
     const seen = Date.now();
-    if (read.status === 200 && read.body.counts.sites >= sites && read.body.counts.byState.new === 0)
-      return seen;
-    if (seen - started > limitMs) throw new Error(`S7: first configs not all written after ${limitMs} ms`);
-    await sleep(200);
+    const fogs = read.status === 200 ? read.body.fogs : [];
+    if (fogs.length >= agents && fogs.every((fog) => fog.platformStatus?.phase === 'ready')) return seen;
+    if (seen - started > limitMs) throw new Error(`S7: agents not all ready after ${limitMs} ms`);
+    await sleep(300);
   }
 }
