@@ -81,13 +81,20 @@ async function connectAs(agentName: string, creds: string): Promise<NatsConnecti
 
 /** Why a connection with these creds is refused (undefined: it is accepted). */
 async function refusal(agentName: string, creds: string): Promise<string | undefined> {
-  try {
-    const connection = await connectAs(agentName, creds);
-    await connection.flush();
-    await connection.close();
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
+  // A leaf restarts its process when its creds or accounts change: a connection refused while it comes
+  // back up says nothing about the creds, so that is tried again (for up to 20 s).
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      const connection = await connectAs(agentName, creds);
+      await connection.flush();
+      await connection.close();
+      return undefined;
+    } catch (error) {
+      const message = (error as Error).message;
+      if (!/connection refused/i.test(message) || Date.now() > deadline) return message;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 }
 
