@@ -83,7 +83,7 @@ export function keyOf(seed: string): KeyPair {
 }
 
 export async function newOperator(name: string): Promise<SignedIdentity> {
-  const key = createOperator();
+  const key = nativePair(seedOf(createOperator()));
   return { publicKey: key.getPublicKey(), seed: seedOf(key), jwt: await encodeOperator(name, key) };
 }
 
