@@ -1,6 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { type Entry, operatorMerge, operatorTemplate } from '../fixtures/operato
 import { checkoutKubernetesYaml } from '../fixtures/seed-000.js';
 import { createSeedBackend } from '../fixtures/world.js';
 import { type ApiClient, eventually } from '../support/client.js';
+import { opensslCa } from '../support/openssl-ca.js';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { ScriptedAgent } from '../support/scripted-agent.js';
 import { type KubeApiserver, startKubeApiserver } from './harness.js';
@@ -557,33 +557,8 @@ describe('the fleet certificate authorities on Kubernetes', () => {
 
   /** A CA as an operator makes one with openssl: RSA 2048, CA:TRUE, PKCS#8 key. */
   function operatorCa(name: string): { cert: string; key: string } {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '365',
-        '-subj',
-        `/CN=${name}`,
-        '-keyout',
-        join(dir, `${name}.key`),
-        '-out',
-        join(dir, `${name}.crt`),
-        '-addext',
-        'basicConstraints=critical,CA:TRUE',
-        '-addext',
-        'keyUsage=critical,keyCertSign,cRLSign',
-      ],
-      { stdio: 'ignore' },
-    );
-    return {
-      cert: readFileSync(join(dir, `${name}.crt`), 'utf8'),
-      key: readFileSync(join(dir, `${name}.key`), 'utf8'),
-    };
+    const made = opensslCa(name, { dir });
+    return { cert: made.certPem, key: made.keyPem };
   }
 
   const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');

@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -12,6 +11,7 @@ import {
   issueCertificate,
   subjectAltNames,
 } from '../../shared/domain/pki.js';
+import { opensslCa } from '../support/openssl-ca.js';
 
 /**
  * The fleet's certificate profile, checked on certificates node:crypto (OpenSSL) parses: ECDSA P-256
@@ -159,31 +159,6 @@ describe('certificateAuthorityProblem (an imported CA Secret)', () => {
 });
 
 describe('an imported CA (made by OpenSSL)', () => {
-  const importedCa = (name: string, keyArgs: string[]) => {
-    const dir = mkdtempSync(join(tmpdir(), 'imported-ca-'));
-    execFileSync(
-      'openssl',
-      [
-        ...['req', '-x509', ...keyArgs, '-nodes', '-days', '365', '-subj', `/CN=${name}`],
-        ...['-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.crt')],
-        ...[
-          '-addext',
-          'basicConstraints=critical,CA:TRUE',
-          '-addext',
-          'keyUsage=critical,keyCertSign,cRLSign',
-        ],
-      ],
-      { stdio: 'ignore' },
-    );
-    return {
-      dir,
-      pem: {
-        certPem: readFileSync(join(dir, 'ca.crt'), 'utf8'),
-        keyPem: readFileSync(join(dir, 'ca.key'), 'utf8'),
-      },
-    };
-  };
-
   it.each([
     ['RSA 2048', ['-newkey', 'rsa:2048'], 'sha256WithRSAEncryption'],
     ['EC P-384', ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-384'], 'ecdsa-with-SHA384'],
@@ -191,7 +166,7 @@ describe('an imported CA (made by OpenSSL)', () => {
     'with an %s key is accepted and signs P-256 leaves that OpenSSL verifies against it',
     async (_kind, keyArgs, algorithm) => {
       // Prepare
-      const { dir, pem } = importedCa('Operator CA', keyArgs);
+      const { dir, certFile, ...pem } = opensslCa('Operator CA', { keyArgs });
 
       // Act
       const issued = await issueCertificate(pem, { commonName: 'fog-b', hosts: ['fog-b.example.com'] });
@@ -208,7 +183,7 @@ describe('an imported CA (made by OpenSSL)', () => {
       });
       expect(text).toContain(`Signature Algorithm: ${algorithm}`);
       expect(
-        execFileSync('openssl', ['verify', '-CAfile', join(dir, 'ca.crt'), join(dir, 'leaf.crt')], {
+        execFileSync('openssl', ['verify', '-CAfile', certFile, join(dir, 'leaf.crt')], {
           encoding: 'utf8',
         }).trim(),
       ).toBe(`${join(dir, 'leaf.crt')}: OK`);

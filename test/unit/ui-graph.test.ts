@@ -25,6 +25,17 @@ const LINKS: Link[] = [
   { kind: 'nats-leaf', from: 'edge-uuid', to: 'default-nats-hub', host: 'nats', port: 7422 },
 ];
 
+/** The counts of a 5,000-site fleet with one pending site, as the summary form gives them. */
+const SUMMARY_COUNTS = {
+  sites: 5000,
+  byRouterMode: { interior: 1, edge: 4999, none: 0 },
+  byState: { applied: 4999, pending: 1, offline: 0, new: 0 },
+  online: 5000,
+  silent: 0,
+  routerLinks: 4999,
+  natsLinks: 0,
+};
+
 describe('the page draws what the API answers', () => {
   it('draws one node per site and one edge per link, shading each site by its state', () => {
     // Act
@@ -92,15 +103,7 @@ describe('the page draws what the API answers', () => {
     const heldNot = LINKS[1] as Extract<Link, { kind: 'router' }>;
     const summary: Topology = {
       form: 'summary',
-      counts: {
-        sites: 5000,
-        byRouterMode: { interior: 1, edge: 4999, none: 0 },
-        byState: { applied: 4999, pending: 1, offline: 0, new: 0 },
-        online: 5000,
-        silent: 0,
-        routerLinks: 4999,
-        natsLinks: 0,
-      },
+      counts: SUMMARY_COUNTS,
       hub: { sites: [HUB, EDGE], links: [heldNot], more: 4000 },
       unhealthy: { sites: [EDGE], more: 0 },
       groups: SUMMARY_GROUPS,
@@ -138,15 +141,7 @@ const SUMMARY_GROUPS = {
 describe('the overview of a large fleet', () => {
   const summary: Extract<Topology, { form: 'summary' }> = {
     form: 'summary',
-    counts: {
-      sites: 5000,
-      byRouterMode: { interior: 1, edge: 4999, none: 0 },
-      byState: { applied: 4999, pending: 1, offline: 0, new: 0 },
-      online: 5000,
-      silent: 0,
-      routerLinks: 4999,
-      natsLinks: 0,
-    },
+    counts: SUMMARY_COUNTS,
     hub: { sites: [HUB, FOG_A, EDGE], links: [LINKS[0]!, LINKS[1]!] as never, more: 4000 },
     unhealthy: { sites: [EDGE], more: 0 },
     groups: SUMMARY_GROUPS,
