@@ -31,7 +31,7 @@ import {
   upstreamsOf,
 } from '../domain/topology.js';
 import { NotFoundError } from '../errors.js';
-import { getAgentStatuses } from '../store/agent-reports.js';
+import { type AgentStatusRow, getAgentStatuses } from '../store/agent-reports.js';
 import { type AgentRow, listAgentRows } from '../store/agents.js';
 import { listAgentCertificates, listCertificateAuthorities } from '../store/certificates.js';
 import { changeStateOf } from '../store/changes.js';
@@ -107,6 +107,8 @@ interface Facts {
   waitingSince: Map<string, string>;
   /** Agents whose router's first config is not written yet. */
   firstConfigPending: Set<string>;
+  /** The agents' last reports read so far in this request (undefined: none stored). */
+  statuses: Map<string, AgentStatusRow | undefined>;
   natsHub: TopologyNatsHub | null;
 }
 
@@ -132,6 +134,7 @@ async function readFacts(): Promise<Facts> {
     services,
     waitingSince,
     firstConfigPending,
+    statuses: new Map(),
     natsHub: natsHub
       ? { host: natsHub.host, leafPort: natsHub.leafPort, agentUuid: natsHub.agentUuid }
       : null,
@@ -232,10 +235,15 @@ async function describeSites(
   countersFor: ReadonlySet<string> = new Set(),
 ): Promise<Map<string, TopologySite>> {
   const agentKeys = siteKeys.filter((key) => facts.agents.has(key));
-  const [statuses, requests] = await Promise.all([
-    getAgentStatuses(agentKeys),
+  // Each agent's last report is read once per request, however many times its site is described (a
+  // `?state=` filter describes the scope before its form does).
+  const unread = agentKeys.filter((key) => !facts.statuses.has(key));
+  const [fresh, requests] = await Promise.all([
+    getAgentStatuses(unread),
     getRequestRecords(agentKeys.filter((key) => countersFor.has(key))),
   ]);
+  for (const key of unread) facts.statuses.set(key, fresh.get(key));
+  const statuses = facts.statuses;
   const context = { hubKey: facts.hubKey, now: Date.now(), offlineAfterMs: config().agentOfflineAfterMs };
   const sites = new Map<string, TopologySite>();
   for (const key of siteKeys) {
