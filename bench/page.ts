@@ -1,15 +1,4 @@
-import { existsSync } from 'node:fs';
-import type { Page } from 'playwright-core';
-import { launchChromium, openPage, pageApi } from '../test/browser/page-support.js';
-
-/** Polls the page's hooks every 20 ms (the page's policy forbids evaluating strings in it). */
-async function until(page: Page, done: () => Promise<boolean>, timeout = 120_000): Promise<void> {
-  const started = Date.now();
-  while (!(await done())) {
-    if (Date.now() - started > timeout) throw new Error(`the page did not get there within ${timeout} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { chromiumInstalled, launchChromium, openPage, pageApi, until } from '../test/browser/page-support.js';
 
 /**
  * The network page against a running fleet, in Chromium: how long from opening the page (token given)
@@ -20,12 +9,12 @@ export async function measurePage(
   baseUrl: string,
   token: string,
 ): Promise<{ firstDrawMs: number; openedGroupMs: number; group: string; drawn: number } | undefined> {
-  if (!existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')) return undefined;
+  if (!chromiumInstalled()) return undefined;
   const browser = await launchChromium();
   try {
     const started = performance.now();
     const page = await openPage(browser, baseUrl, { token, refresh: 60_000 });
-    await until(page, async () => (await pageApi<number>(page, 'refreshes()')) > 0);
+    await until(async () => (await pageApi<number>(page, 'refreshes()')) > 0, 'the first drawing', 120_000);
     const firstDrawMs = Math.round(performance.now() - started);
     const button = page.locator('#groups button').first();
     const group = (await button.textContent()) ?? '';

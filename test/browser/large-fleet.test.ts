@@ -6,6 +6,7 @@ import { compareDrawnSites, type Grouping, groupNodeId, type Topology } from '..
 import { mintUserToken } from '../../infra/local/auth.js';
 import { createAgent, HUB } from '../fixtures/world.js';
 import { ApiClient, eventually } from '../support/client.js';
+import { withClients } from '../support/processes.js';
 import { ScriptedAgent } from '../support/scripted-agent.js';
 import {
   launchChromium,
@@ -39,16 +40,6 @@ let admin: ApiClient;
 let viewer: ApiClient;
 let viewerToken: string;
 let browser: Browser;
-
-/** Runs `work` over `items`, `width` at a time. */
-async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < items.length) await work(items[next++]!);
-    }),
-  );
-}
 
 async function summary(): Promise<Summary> {
   const answer = await viewer.get<Summary>('/api/v3/topology?form=summary');
@@ -91,7 +82,7 @@ beforeAll(async () => {
     );
   const edges = Array.from({ length: SITES - 4 }, (_, i) => i);
   const edgeUuids: string[] = [];
-  await inParallel(edges, 20, async (i) => {
+  await withClients(edges, 20, async (i) => {
     const zone = ['a', 'b', 'c'][i % 3]!;
     edgeUuids[i] = await createAgent(admin, {
       name: `edge-${String(i).padStart(4, '0')}`,
@@ -108,7 +99,7 @@ beforeAll(async () => {
     300_000,
   );
   const provisioned = uuids.slice(0, SITES - QUIET);
-  await inParallel(provisioned, 20, async (uuid) => {
+  await withClients(provisioned, 20, async (uuid) => {
     const key = await admin.get<{ key: string }>(`/api/v3/iofog/${uuid}/provisioning-key`);
     const agent = new ScriptedAgent(npmStart.url);
     await agent.provision(key.body.key, 1);

@@ -61,8 +61,12 @@ export async function startNpmStart(env: Record<string, string> = {}): Promise<N
   };
 }
 
+export function chromiumInstalled(): boolean {
+  return existsSync(CHROMIUM);
+}
+
 export function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM))
+  if (!chromiumInstalled())
     throw new Error(`Chromium not found at ${CHROMIUM}: .ci/run installs the chromium package`);
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
 }
@@ -87,12 +91,24 @@ export async function openPage(
   return page;
 }
 
+/**
+ * Polls `done` (reading the page's hooks or elements) every 20 ms until it holds. The page's policy
+ * forbids evaluating strings in it, so playwright's `waitForFunction` cannot be used.
+ */
+export async function until(done: () => Promise<boolean>, what: string, timeout = 20_000): Promise<void> {
+  const started = Date.now();
+  while (!(await done())) {
+    if (Date.now() - started > timeout) throw new Error(`${what} not within ${timeout} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** Resolves once the page has drawn another answer than the one it showed when called. */
 export async function nextRefresh(page: Page, timeout = 20_000): Promise<void> {
   const before = await pageApi<number>(page, 'refreshes()');
-  const started = Date.now();
-  while ((await pageApi<number>(page, 'refreshes()')) <= before) {
-    if (Date.now() - started > timeout) throw new Error(`the page did not refresh within ${timeout} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await until(
+    async () => (await pageApi<number>(page, 'refreshes()')) > before,
+    'the page refreshed',
+    timeout,
+  );
 }
