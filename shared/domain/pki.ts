@@ -36,11 +36,12 @@ import {
   RelativeDistinguishedName,
   SubjectAlternativeName,
   SubjectKeyIdentifier,
-  SubjectPublicKeyInfo,
+  type SubjectPublicKeyInfo,
   TBSCertificate,
   Validity,
   Version,
 } from '@peculiar/asn1-x509';
+import { RawData } from 'asn1js';
 
 /**
  * The fleet's certificate profile. Every key fogbridge makes is ECDSA P-256: an agent needs four leaves
@@ -100,14 +101,23 @@ export function subjectAltNames(hosts: readonly string[]): SubjectAltName[] {
 
 const newKeyPair = promisify(generateKeyPair);
 
-/** An ECDSA P-256 key pair (a CA's or a leaf's), made by Node's native crypto. */
-function newP256KeyPair(): Promise<{ publicKey: KeyObject; privateKey: KeyObject }> {
-  return newKeyPair('ec', { namedCurve: 'prime256v1' });
+/** A new key pair as its certificate and its holder need it: the public key's DER, the private key's PEM. */
+interface NewKeyPair {
+  spki: Buffer;
+  keyPem: string;
 }
 
-/** The key as PEM in the format OpenSSL writes for its type (PKCS#1 for RSA, SEC 1 for EC). */
-function privateKeyPem(key: KeyObject): string {
-  return key.export({ type: key.asymmetricKeyType === 'ec' ? 'sec1' : 'pkcs1', format: 'pem' }).toString();
+/**
+ * An ECDSA P-256 key pair (a CA's or a leaf's), made and encoded by Node's native crypto off the event
+ * loop: a leaf's own private key never signs here, so it is only ever needed as PEM.
+ */
+async function newP256KeyPair(): Promise<NewKeyPair> {
+  const { publicKey, privateKey } = await newKeyPair('ec', {
+    namedCurve: 'prime256v1',
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+    privateKeyEncoding: { type: 'sec1', format: 'pem' },
+  });
+  return { spki: publicKey, keyPem: privateKey };
 }
 
 const SHA256_WITH_RSA = '1.2.840.113549.1.1.11';
@@ -146,44 +156,106 @@ function extension(extnID: string, value: unknown, critical = false): Extension 
   return new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
 }
 
-/** The key identifier RFC 5280 §4.2.1.2 (1) describes: SHA-1 of the subjectPublicKey bits. */
-function keyIdentifier(spki: SubjectPublicKeyInfo): Buffer {
-  return createHash('sha1').update(Buffer.from(spki.subjectPublicKey)).digest();
+/**
+ * A P-256 public key as SubjectPublicKeyInfo in DER: this header (the ecPublicKey and prime256v1
+ * identifiers, then a BIT STRING of 66 bytes with no unused bits) and the 65-byte uncompressed point.
+ */
+const P256_SPKI_HEADER = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
+
+/**
+ * The key identifier RFC 5280 §4.2.1.2 (1) describes, SHA-1 of the subjectPublicKey bits, of a key Node
+ * encoded as P-256 SubjectPublicKeyInfo (anything else is refused rather than read wrong).
+ */
+function keyIdentifier(spki: Buffer): Buffer {
+  if (
+    spki.length !== P256_SPKI_HEADER.length + 65 ||
+    !spki.subarray(0, P256_SPKI_HEADER.length).equals(P256_SPKI_HEADER)
+  )
+    throw new Error('not a P-256 SubjectPublicKeyInfo');
+  return createHash('sha1').update(spki.subarray(P256_SPKI_HEADER.length)).digest();
 }
 
-function publicKeyInfo(publicKey: KeyObject): SubjectPublicKeyInfo {
-  return AsnConvert.parse(publicKey.export({ type: 'spki', format: 'der' }), SubjectPublicKeyInfo);
+/**
+ * Bytes already in DER as an element of a structure asn1js writes: a constructed value hands each of its
+ * elements the writer it assembles into (RawData on its own only answers its bytes).
+ */
+class EncodedBlock extends RawData {
+  override toBER(sizeOnly?: boolean, writer?: { write(buffer: ArrayBuffer): void }): ArrayBuffer {
+    const der = super.toBER(sizeOnly);
+    if (!writer) return der;
+    writer.write(der);
+    return new ArrayBuffer(0);
+  }
+}
+
+/**
+ * A part of a certificate already in DER, placed as it is where the schema expects its type: the
+ * serializer asks a value that converts itself for its ASN.1 (`toASN`) instead of walking its schema.
+ * A leaf's public key, the extensions every leaf shares and its issuer's parts are encoded once, not
+ * once per certificate, and the signed body is not encoded a second time inside the certificate.
+ */
+class Encoded {
+  constructor(private readonly der: ArrayBuffer | Uint8Array) {}
+
+  static of(value: unknown): Encoded {
+    return new Encoded(AsnConvert.serialize(value));
+  }
+
+  toASN(): EncodedBlock {
+    return new EncodedBlock({ data: this.der });
+  }
+
+  fromASN(): this {
+    throw new Error('an encoded part is only written');
+  }
+
+  /** In a field typed for the value it stands for. */
+  as<T>(): T {
+    return this as unknown as T;
+  }
 }
 
 /** What every certificate is made of, before its issuer and extensions. */
 interface Body {
   subject: Name;
-  issuer: Name;
-  spki: SubjectPublicKeyInfo;
+  issuer: Name | Encoded;
+  spki: Buffer;
   notBefore: Date;
   notAfter: Date;
-  extensions: Extension[];
+  extensions: (Extension | Encoded)[];
+}
+
+/** How a signer signs: its key, the digest and the AlgorithmIdentifier it names (encoded once). */
+interface Signer {
+  key: KeyObject;
+  hash: string;
+  algorithm: Encoded;
+}
+
+function signerOf(key: KeyObject): Signer {
+  const scheme = signatureScheme(key);
+  if (!scheme) throw new Error(`a ${key.asymmetricKeyType} key cannot sign certificates here`);
+  return { key, hash: scheme.hash, algorithm: Encoded.of(scheme.algorithm) };
 }
 
 /** The certificate as PEM: the TBS part written in DER and signed with `signer`. */
-function signedCertificate(body: Body, signer: KeyObject): string {
-  const scheme = signatureScheme(signer);
-  if (!scheme) throw new Error(`a ${signer.asymmetricKeyType} key cannot sign certificates here`);
+function signedCertificate(body: Body, signer: Signer): string {
   const tbsCertificate = new TBSCertificate({
     version: Version.v3,
     serialNumber: new Uint8Array(Buffer.from(certificateSerial(), 'hex')).buffer,
-    signature: scheme.algorithm,
-    issuer: body.issuer,
+    signature: signer.algorithm.as<AlgorithmIdentifier>(),
+    // An issuer already encoded stands where its Name goes (see Encoded).
+    issuer: body.issuer as Name,
     validity: new Validity({ notBefore: body.notBefore, notAfter: body.notAfter }),
     subject: body.subject,
-    subjectPublicKeyInfo: body.spki,
-    extensions: new Extensions(body.extensions),
+    subjectPublicKeyInfo: new Encoded(body.spki).as<SubjectPublicKeyInfo>(),
+    extensions: new Extensions(body.extensions as Extension[]),
   });
-  const signature = sign(scheme.hash, Buffer.from(AsnConvert.serialize(tbsCertificate)), signer);
+  const tbs = Buffer.from(AsnConvert.serialize(tbsCertificate));
   const certificate = new Certificate({
-    tbsCertificate,
-    signatureAlgorithm: scheme.algorithm,
-    signatureValue: new Uint8Array(signature).buffer,
+    tbsCertificate: new Encoded(tbs).as<TBSCertificate>(),
+    signatureAlgorithm: signer.algorithm.as<AlgorithmIdentifier>(),
+    signatureValue: new Uint8Array(sign(signer.hash, tbs, signer.key)).buffer,
   });
   return pem('CERTIFICATE', Buffer.from(AsnConvert.serialize(certificate)));
 }
@@ -200,14 +272,13 @@ export async function createCertificateAuthority(
   options: { validityDays?: number; now?: Date } = {},
 ): Promise<KeyPairPem> {
   const keys = await newP256KeyPair();
-  const spki = publicKeyInfo(keys.publicKey);
   const notBefore = options.now ?? new Date();
   const subject = commonNameOnly(commonName);
   const certPem = signedCertificate(
     {
       subject,
       issuer: subject,
-      spki,
+      spki: keys.spki,
       notBefore,
       notAfter: new Date(
         notBefore.getTime() + Math.round((options.validityDays ?? FLEET_CA_VALIDITY_DAYS) * DAY_MS),
@@ -215,12 +286,12 @@ export async function createCertificateAuthority(
       extensions: [
         extension(id_ce_basicConstraints, new BasicConstraints({ cA: true }), true),
         extension(id_ce_keyUsage, new KeyUsage(KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign), true),
-        extension(id_ce_subjectKeyIdentifier, new SubjectKeyIdentifier(keyIdentifier(spki))),
+        extension(id_ce_subjectKeyIdentifier, new SubjectKeyIdentifier(keyIdentifier(keys.spki))),
       ],
     },
-    keys.privateKey,
+    signerOf(createPrivateKey(keys.keyPem)),
   );
-  return { certPem, keyPem: privateKeyPem(keys.privateKey) };
+  return { certPem, keyPem: keys.keyPem };
 }
 
 /** What a leaf is issued as: its CN, the names it is for, how long it lasts from when. */
@@ -233,10 +304,11 @@ interface LeafRequest {
 
 /** What a leaf takes from the CA that signs it. */
 interface Issuer {
-  name: Name;
+  name: Encoded;
   notAfter: Date;
-  keyIdentifier?: ArrayBuffer;
-  key: KeyObject;
+  /** The authority key identifier extension naming the CA's key, when the CA says its key identifier. */
+  authorityKeyIdentifier?: Encoded;
+  signer: Signer;
 }
 
 /** CAs parsed for signing, by certificate (a burst of leaves is signed by the same few CAs). */
@@ -256,14 +328,32 @@ function parseIssuer(ca: KeyPairPem): Issuer {
   const parsed = new X509Certificate(ca.certPem);
   const tbs = AsnConvert.parse(parsed.raw, Certificate).tbsCertificate;
   const ski = tbs.extensions?.find((entry) => entry.extnID === id_ce_subjectKeyIdentifier);
+  const keyIdentifier = ski && AsnConvert.parse(ski.extnValue, SubjectKeyIdentifier).buffer;
   return {
     // The CA's subject as it was parsed, so the leaf's issuer is byte for byte that name.
-    name: tbs.subject,
+    name: Encoded.of(tbs.subject),
     notAfter: new Date(parsed.validTo),
-    keyIdentifier: ski && AsnConvert.parse(ski.extnValue, SubjectKeyIdentifier).buffer,
-    key: createPrivateKey(ca.keyPem),
+    ...(keyIdentifier
+      ? {
+          authorityKeyIdentifier: Encoded.of(
+            extension(
+              id_ce_authorityKeyIdentifier,
+              new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(keyIdentifier) }),
+            ),
+          ),
+        }
+      : {}),
+    signer: signerOf(createPrivateKey(ca.keyPem)),
   };
 }
+
+/** The extensions every leaf has, the same bytes in each. */
+const LEAF_EXTENSIONS = [
+  extension(id_ce_basicConstraints, new BasicConstraints({ cA: false }), true),
+  // An ECDSA key signs the handshake and never enciphers a key: digitalSignature is all it does.
+  extension(id_ce_keyUsage, new KeyUsage(KeyUsageFlags.digitalSignature), true),
+  extension(id_ce_extKeyUsage, new ExtendedKeyUsage([id_kp_serverAuth, id_kp_clientAuth])),
+].map(Encoded.of);
 
 /**
  * A server-and-client leaf for `hosts`: signed by `ca`, valid until its CA is at the latest; or, with no
@@ -271,7 +361,6 @@ function parseIssuer(ca: KeyPairPem): Issuer {
  */
 async function leafCertificate(ca: KeyPairPem | undefined, leaf: LeafRequest): Promise<KeyPairPem> {
   const keys = await newP256KeyPair();
-  const spki = publicKeyInfo(keys.publicKey);
   const issuer = ca ? issuerOf(ca) : undefined;
   const subject = commonNameOnly(leaf.commonName);
   const notBefore = leaf.now ?? new Date();
@@ -285,32 +374,22 @@ async function leafCertificate(ca: KeyPairPem | undefined, leaf: LeafRequest): P
     {
       subject,
       issuer: issuer?.name ?? subject,
-      spki,
+      spki: keys.spki,
       notBefore,
       notAfter,
       extensions: [
-        extension(id_ce_basicConstraints, new BasicConstraints({ cA: false }), true),
-        // An ECDSA key signs the handshake and never enciphers a key: digitalSignature is all it does.
-        extension(id_ce_keyUsage, new KeyUsage(KeyUsageFlags.digitalSignature), true),
-        extension(id_ce_extKeyUsage, new ExtendedKeyUsage([id_kp_serverAuth, id_kp_clientAuth])),
+        ...LEAF_EXTENSIONS,
         extension(
           id_ce_subjectAltName,
           new SubjectAlternativeName(subjectAltNames(leaf.hosts).map(generalName)),
         ),
-        extension(id_ce_subjectKeyIdentifier, new SubjectKeyIdentifier(keyIdentifier(spki))),
-        ...(issuer?.keyIdentifier
-          ? [
-              extension(
-                id_ce_authorityKeyIdentifier,
-                new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(issuer.keyIdentifier) }),
-              ),
-            ]
-          : []),
+        extension(id_ce_subjectKeyIdentifier, new SubjectKeyIdentifier(keyIdentifier(keys.spki))),
+        ...(issuer?.authorityKeyIdentifier ? [issuer.authorityKeyIdentifier] : []),
       ],
     },
-    issuer?.key ?? keys.privateKey,
+    issuer?.signer ?? signerOf(createPrivateKey(keys.keyPem)),
   );
-  return { certPem, keyPem: privateKeyPem(keys.privateKey) };
+  return { certPem, keyPem: keys.keyPem };
 }
 
 function generalName(name: SubjectAltName): GeneralName {

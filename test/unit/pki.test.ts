@@ -190,3 +190,30 @@ describe('an imported CA (made by OpenSSL)', () => {
     },
   );
 });
+
+describe('validity times', () => {
+  it('are whole seconds, also past 2049 where they are GeneralizedTime (RFC 5280 allows no fraction there)', async () => {
+    // Prepare
+    const madeAt = new Date('2046-03-01T10:20:30.789Z');
+
+    // Act
+    const longCa = await createCertificateAuthority('long-ca', { now: madeAt, validityDays: 365 * 10 });
+    const longLeaf = await issueCertificate(longCa, {
+      commonName: 'late',
+      hosts: ['late.example.com'],
+      now: madeAt,
+    });
+
+    // Assess
+    for (const pem of [longCa.certPem, longLeaf.certPem]) {
+      const cert = new X509Certificate(pem);
+      expect(new Date(cert.validFrom).toISOString()).toBe('2046-03-01T10:20:30.000Z');
+      const times = execFileSync('openssl', ['asn1parse'], { input: pem, encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => /UTCTIME|GENERALIZEDTIME/.test(line))
+        .map((line) => line.split(':').slice(3).join(':').trim());
+      expect(times[0]).toBe('460301102030Z');
+      expect(times[1]).toMatch(/^20\d{10}30Z$/);
+    }
+  });
+});
