@@ -3,11 +3,12 @@ import {
   BatchGetCommand,
   BatchWriteCommand,
   type DeleteCommand,
-  DynamoDBDocumentClient,
+  type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   type UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { mapWithConcurrency } from '../concurrency.js';
 import { config, currentContext, perContext } from '../context.js';
 import { ConflictError } from '../errors.js';
@@ -15,30 +16,155 @@ import { measureCalls } from '../metrics/operations.js';
 import { snapshotMiddleware } from './snapshot.js';
 
 /**
- * One document client per context. The endpoint and credentials come from the configuration: an
+ * The store's client: lib-dynamodb's commands (what every store module builds) sent through a plain
+ * DynamoDB client that resolves its middleware once per kind of command (`cacheMiddleware`) instead of
+ * on every call, as the document client must (it adds its marshalling to each command). Items are
+ * marshalled by one middleware of that client, after the snapshot, the meters and the hooks (all of
+ * them see items as the store modules wrote them) and before the request is serialized; which fields
+ * hold items is said once per command in DOCUMENT_FIELDS. A stack changed after its first call (a test
+ * that listens) is resolved again.
+ */
+export class StoreClient {
+  constructor(private readonly dynamodb: DynamoDBClient) {}
+
+  get middlewareStack(): DynamoDBClient['middlewareStack'] {
+    // Whoever takes the stack may change it: the next call resolves it afresh.
+    delete (this.dynamodb as unknown as { handlers?: unknown }).handlers;
+    return this.dynamodb.middlewareStack;
+  }
+
+  /** Sends a command of lib-dynamodb, typed as the document client types it. */
+  readonly send = ((command: object) => {
+    const { clientCommand } = command as { clientCommand: Parameters<DynamoDBClient['send']>[0] };
+    return this.dynamodb.send(clientCommand);
+  }) as DynamoDBDocumentClient['send'];
+}
+
+type Fields = Record<string, unknown>;
+type Convert = (record: Fields) => Fields;
+
+/** Where each command's items are, in (`input`) and out (`output`): records of attribute values. */
+const DOCUMENT_FIELDS: Record<
+  string,
+  { input: (input: Fields, to: Convert) => void; output: (output: Fields, to: Convert) => void }
+> = {
+  GetItemCommand: {
+    input: (input, to) => convert(input, ['Key'], to),
+    output: (output, to) => convert(output, ['Item'], to),
+  },
+  PutItemCommand: {
+    input: (input, to) => convert(input, ['Item', 'ExpressionAttributeValues'], to),
+    output: (output, to) => convert(output, ['Attributes'], to),
+  },
+  UpdateItemCommand: {
+    input: (input, to) => convert(input, ['Key', 'ExpressionAttributeValues'], to),
+    output: (output, to) => convert(output, ['Attributes'], to),
+  },
+  DeleteItemCommand: {
+    input: (input, to) => convert(input, ['Key', 'ExpressionAttributeValues'], to),
+    output: (output, to) => convert(output, ['Attributes'], to),
+  },
+  QueryCommand: {
+    input: (input, to) => convert(input, ['ExclusiveStartKey', 'ExpressionAttributeValues'], to),
+    output: (output, to) => {
+      convert(output, ['LastEvaluatedKey'], to);
+      if (output.Items) output.Items = (output.Items as Fields[]).map(to);
+    },
+  },
+  BatchGetItemCommand: {
+    input: (input, to) => {
+      input.RequestItems = keysOfTables(input.RequestItems, to);
+    },
+    output: (output, to) => {
+      output.Responses = mapTables(output.Responses, (items) => (items as Fields[]).map(to));
+      output.UnprocessedKeys = keysOfTables(output.UnprocessedKeys, to);
+    },
+  },
+  BatchWriteItemCommand: {
+    input: (input, to) => {
+      input.RequestItems = writesOfTables(input.RequestItems, to);
+    },
+    output: (output, to) => {
+      output.UnprocessedItems = writesOfTables(output.UnprocessedItems, to);
+    },
+  },
+};
+DOCUMENT_FIELDS.ScanCommand = DOCUMENT_FIELDS.QueryCommand!;
+
+function convert(record: Fields, fields: readonly string[], to: Convert): void {
+  for (const field of fields) if (record[field]) record[field] = to(record[field] as Fields);
+}
+
+function mapTables(tables: unknown, each: (table: unknown) => unknown): Fields | undefined {
+  if (!tables) return undefined;
+  return Object.fromEntries(Object.entries(tables as Fields).map(([name, table]) => [name, each(table)]));
+}
+
+const keysOfTables = (tables: unknown, to: Convert) =>
+  mapTables(tables, (table) => ({
+    ...(table as Fields),
+    Keys: ((table as Fields).Keys as Fields[]).map(to),
+  }));
+
+const writesOfTables = (tables: unknown, to: Convert) =>
+  mapTables(tables, (writes) =>
+    (writes as { PutRequest?: { Item: Fields }; DeleteRequest?: { Key: Fields } }[]).map((write) =>
+      write.PutRequest
+        ? { PutRequest: { Item: to(write.PutRequest.Item) } }
+        : { DeleteRequest: { Key: to(write.DeleteRequest!.Key) } },
+    ),
+  );
+
+const MARSHALL_OPTIONS = { removeUndefinedValues: true, convertClassInstanceToMap: false };
+const toAttributeValues: Convert = (record) => marshall(record, MARSHALL_OPTIONS) as Fields;
+const toItem: Convert = (record) => unmarshall(record as Parameters<typeof unmarshall>[0]);
+
+/** The middleware that turns the store modules' items into attribute values and back. */
+function documentMiddleware(
+  next: (args: { input: object }) => Promise<{ output: object }>,
+  context: { commandName?: string },
+) {
+  const fields = DOCUMENT_FIELDS[String(context.commandName)];
+  if (!fields) throw new Error(`the store client has no item fields for ${context.commandName}`);
+  return async (args: { input: object }) => {
+    const input = { ...(args.input as Fields) };
+    fields.input(input, toAttributeValues);
+    const result = await next({ ...args, input });
+    const output = { ...(result.output as Fields) };
+    fields.output(output, toItem);
+    return { ...result, output };
+  };
+}
+
+/**
+ * One store client per context. The endpoint and credentials come from the configuration: an
  * emulator's in the embedded runtime and the tests, AWS itself (default credential chain) in Lambda.
  */
-export const documentClient = perContext(function dynamoDbClient(settings): DynamoDBDocumentClient {
+export const documentClient = perContext(function dynamoDbClient(settings): StoreClient {
   const { hooks } = currentContext();
-  const client = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      region: settings.region,
-      maxAttempts: 5,
-      ...(settings.endpoints.dynamodb ? { endpoint: settings.endpoints.dynamodb } : {}),
-      ...(settings.credentials ? { credentials: settings.credentials } : {}),
-      ...hooks.clientOptions?.('dynamodb'),
-    }),
-    { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } },
-  );
+  const client = new DynamoDBClient({
+    region: settings.region,
+    maxAttempts: 5,
+    cacheMiddleware: true,
+    ...(settings.endpoints.dynamodb ? { endpoint: settings.endpoints.dynamodb } : {}),
+    ...(settings.credentials ? { credentials: settings.credentials } : {}),
+    ...hooks.clientOptions?.('dynamodb'),
+  });
   // Reads a reconcile made up front are answered here (outermost: not sent, so not measured).
   client.middlewareStack.add(snapshotMiddleware as never, {
     step: 'initialize',
     name: 'fogbridgeReadSnapshot',
     priority: 'high',
   });
+  // Innermost of its step: everything above sees items as the store modules wrote them.
+  client.middlewareStack.add(documentMiddleware as never, {
+    step: 'initialize',
+    name: 'fogbridgeDocumentItems',
+    priority: 'low',
+  });
   measureCalls(client, 'dynamodb');
   hooks.clientBuilt?.('dynamodb', client);
-  return client;
+  return new StoreClient(client);
 });
 
 export function tableName(): string {
