@@ -63,6 +63,12 @@ export async function runOnboarding(
 }
 
 /**
+ * How often the agent list is read while waiting. At 1,000 agents one read is 0.2–0.6 s of the API's and
+ * the store's time (a 750 KB answer): read every 0.3 s it took a third of the CPU it was measuring.
+ */
+const OBSERVE_EVERY_MS = 1_000;
+
+/**
  * Until the agent list holds `agents` agents and every one's platform is `ready` (its certificates and
  * NATS files made: the computation that writes its router config completed); returns when that was
  * seen (epoch ms). Read through `GET /api/v3/iofog-list`, which earlier releases answer too.
@@ -75,6 +81,6 @@ async function waitForEveryPlatform(api: ApiClient, agents: number, limitMs: num
     const fogs = read.status === 200 ? read.body.fogs : [];
     if (fogs.length >= agents && fogs.every((fog) => fog.platformStatus?.phase === 'ready')) return seen;
     if (seen - started > limitMs) throw new Error(`S7: agents not all ready after ${limitMs} ms`);
-    await sleep(300);
+    await sleep(OBSERVE_EVERY_MS);
   }
 }
