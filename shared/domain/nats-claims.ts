@@ -87,15 +87,19 @@ export async function newOperator(name: string): Promise<SignedIdentity> {
   return { publicKey: key.getPublicKey(), seed: seedOf(key), jwt: await encodeOperator(name, key) };
 }
 
-/** A new account or user key pair (`A…` / `U…`), as its public key and seed. */
+/**
+ * A new account or user key pair (`A…` / `U…`), as its public key and seed. The pair is kept among the
+ * signers: what is made next with it (the user's creds file, the account's JWT) signs without deriving
+ * it again.
+ */
 export function newAccountKey(): { publicKey: string; seed: string } {
   const seed = seedOf(createAccount());
-  return { publicKey: nativePair(seed).getPublicKey(), seed };
+  return { publicKey: keyOf(seed).getPublicKey(), seed };
 }
 
 export function newUserKey(): { publicKey: string; seed: string } {
   const seed = seedOf(createUser());
-  return { publicKey: nativePair(seed).getPublicKey(), seed };
+  return { publicKey: keyOf(seed).getPublicKey(), seed };
 }
 
 /**

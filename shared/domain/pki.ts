@@ -238,11 +238,19 @@ function signerOf(key: KeyObject): Signer {
   return { key, hash: scheme.hash, algorithm: Encoded.of(scheme.algorithm) };
 }
 
-/** The certificate as PEM: the TBS part written in DER and signed with `signer`. */
-function signedCertificate(body: Body, signer: Signer): string {
+/** A certificate made here: as PEM, with its DER and its serial (hex, as DER writes the INTEGER). */
+interface MadeCertificate {
+  certPem: string;
+  der: Buffer;
+  serial: string;
+}
+
+/** The certificate: the TBS part written in DER and signed with `signer`. */
+function signedCertificate(body: Body, signer: Signer): MadeCertificate {
+  const serial = certificateSerial();
   const tbsCertificate = new TBSCertificate({
     version: Version.v3,
-    serialNumber: new Uint8Array(Buffer.from(certificateSerial(), 'hex')).buffer,
+    serialNumber: new Uint8Array(Buffer.from(serial, 'hex')).buffer,
     signature: signer.algorithm.as<AlgorithmIdentifier>(),
     // An issuer already encoded stands where its Name goes (see Encoded).
     issuer: body.issuer as Name,
@@ -257,7 +265,8 @@ function signedCertificate(body: Body, signer: Signer): string {
     signatureAlgorithm: signer.algorithm.as<AlgorithmIdentifier>(),
     signatureValue: new Uint8Array(sign(signer.hash, tbs, signer.key)).buffer,
   });
-  return pem('CERTIFICATE', Buffer.from(AsnConvert.serialize(certificate)));
+  const der = Buffer.from(AsnConvert.serialize(certificate));
+  return { certPem: pem('CERTIFICATE', der), der, serial };
 }
 
 /** DER as PEM (RFC 7468): base64 in lines of 64 characters between the label's lines. */
@@ -274,7 +283,7 @@ export async function createCertificateAuthority(
   const keys = await newP256KeyPair();
   const notBefore = options.now ?? new Date();
   const subject = commonNameOnly(commonName);
-  const certPem = signedCertificate(
+  const { certPem } = signedCertificate(
     {
       subject,
       issuer: subject,
@@ -359,7 +368,7 @@ const LEAF_EXTENSIONS = [
  * A server-and-client leaf for `hosts`: signed by `ca`, valid until its CA is at the latest; or, with no
  * CA, self-signed (its own trust anchor, CA:FALSE).
  */
-async function leafCertificate(ca: KeyPairPem | undefined, leaf: LeafRequest): Promise<KeyPairPem> {
+async function leafCertificate(ca: KeyPairPem | undefined, leaf: LeafRequest): Promise<IssuedLeaf> {
   const keys = await newP256KeyPair();
   const issuer = ca ? issuerOf(ca) : undefined;
   const subject = commonNameOnly(leaf.commonName);
@@ -370,7 +379,7 @@ async function leafCertificate(ca: KeyPairPem | undefined, leaf: LeafRequest): P
   // A leaf never outlives its CA: past the CA's notAfter no peer would accept it anyway, and a renewal
   // that cannot reach further than the CA is what says the CA itself is due.
   if (issuer && notAfter > issuer.notAfter) notAfter = issuer.notAfter;
-  const certPem = signedCertificate(
+  const made = signedCertificate(
     {
       subject,
       issuer: issuer?.name ?? subject,
@@ -389,7 +398,45 @@ async function leafCertificate(ca: KeyPairPem | undefined, leaf: LeafRequest): P
     },
     issuer?.signer ?? signerOf(createPrivateKey(keys.keyPem)),
   );
-  return { certPem, keyPem: keys.keyPem };
+  return {
+    certPem: made.certPem,
+    keyPem: keys.keyPem,
+    facts: madeFacts(made, leaf.commonName, notBefore, notAfter) ?? certificateFacts(made.certPem),
+  };
+}
+
+/** A leaf as issued: its certificate and key, and its facts. */
+export interface IssuedLeaf extends KeyPairPem {
+  facts: CertificateFacts;
+}
+
+/** A common name every reader prints as it is (no character a distinguished name escapes). */
+const PLAIN_COMMON_NAME = /^[A-Za-z0-9._-]+$/;
+
+/**
+ * A leaf's facts from what it was made of, as `certificateFacts` reads them back from the certificate
+ * (times in whole seconds as the certificate holds them, the serial as the INTEGER's value in upper
+ * case, the SHA-256 fingerprint of the DER): parsing it again would cost as much as making it. Only for
+ * a plain common name (undefined otherwise, and the certificate is parsed).
+ */
+function madeFacts(
+  made: MadeCertificate,
+  commonName: string,
+  notBefore: Date,
+  notAfter: Date,
+): CertificateFacts | undefined {
+  if (!PLAIN_COMMON_NAME.test(commonName)) return undefined;
+  const wholeSeconds = (date: Date) => new Date(Math.floor(date.getTime() / 1000) * 1000).toISOString();
+  return {
+    subject: commonName,
+    isCA: false,
+    validFrom: wholeSeconds(notBefore),
+    validTo: wholeSeconds(notAfter),
+    serialNumber: made.serial.replace(/^00/, '').toUpperCase(),
+    fingerprint: (createHash('sha256').update(made.der).digest('hex').toUpperCase().match(/../g) ?? []).join(
+      ':',
+    ),
+  };
 }
 
 function generalName(name: SubjectAltName): GeneralName {
@@ -399,12 +446,12 @@ function generalName(name: SubjectAltName): GeneralName {
 }
 
 /** A server-and-client certificate for `hosts`, signed by `ca`, valid until its CA is at the latest. */
-export function issueCertificate(ca: KeyPairPem, leaf: LeafRequest): Promise<KeyPairPem> {
+export function issueCertificate(ca: KeyPairPem, leaf: LeafRequest): Promise<IssuedLeaf> {
   return leafCertificate(ca, leaf);
 }
 
 /** A self-signed server-and-client certificate for `hosts` (its own trust anchor; CA:FALSE). */
-export function selfSignedLeaf(leaf: LeafRequest): Promise<KeyPairPem> {
+export function selfSignedLeaf(leaf: LeafRequest): Promise<IssuedLeaf> {
   return leafCertificate(undefined, leaf);
 }
 

@@ -3,6 +3,7 @@ import { nowMs } from '../clock.js';
 import {
   certificateFacts,
   createCertificateAuthority,
+  type IssuedLeaf,
   issueCertificate,
   selfSignedLeaf,
 } from '../domain/pki.js';
@@ -120,8 +121,13 @@ export async function selfSignedLeafRow(
   existing?: CertificateRow,
 ): Promise<CertificateRow> {
   const issued = await selfSignedLeaf(leafRequest(spec));
-  const fingerprint = certificateFacts(issued.certPem).fingerprint;
-  return leafRow(spec, issued, { name: spec.name, fingerprint, trust: issued.certPem }, owner, existing);
+  return leafRow(
+    spec,
+    issued,
+    { name: spec.name, fingerprint: issued.facts.fingerprint, trust: issued.certPem },
+    owner,
+    existing,
+  );
 }
 
 const leafRequest = (spec: LeafSpec) => ({
@@ -134,12 +140,12 @@ const leafRequest = (spec: LeafSpec) => ({
 /** An issued leaf's row: its facts, its key sealed, the signer named, `version` one past what it replaces. */
 async function leafRow(
   spec: LeafSpec,
-  issued: { certPem: string; keyPem: string },
+  issued: IssuedLeaf,
   signer: { name: string; fingerprint: string; trust: string },
   owner: { agentUuid: string | null; source: CertificateRow['source'] },
   existing: CertificateRow | undefined,
 ): Promise<CertificateRow> {
-  const facts = certificateFacts(issued.certPem);
+  const { facts } = issued;
   const now = new Date(nowMs()).toISOString();
   return {
     name: spec.name,

@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   certificateAuthorityProblem,
+  certificateFacts,
   certificateSerial,
   createCertificateAuthority,
   FLEET_CA_VALIDITY_DAYS,
   issueCertificate,
+  selfSignedLeaf,
   subjectAltNames,
 } from '../../shared/domain/pki.js';
 import { opensslCa } from '../support/openssl-ca.js';
@@ -214,6 +216,29 @@ describe('validity times', () => {
         .map((line) => line.split(':').slice(3).join(':').trim());
       expect(times[0]).toBe('460301102030Z');
       expect(times[1]).toMatch(/^20\d{10}30Z$/);
+    }
+  });
+});
+
+describe('the facts a leaf is issued with', () => {
+  it.each([
+    [
+      'a plain name at a time with milliseconds',
+      'router-site-server-a1',
+      new Date('2026-12-01T08:00:59.999Z'),
+    ],
+    ['a name a distinguished name escapes', 'edge, "north" + 1', new Date('2026-12-01T08:00:00.001Z')],
+    ['a UTF-8 name', 'périphérie', now],
+  ])('are what the certificate says (%s), for a hundred serials', async (_case, commonName, madeAt) => {
+    for (let i = 0; i < 100; i++) {
+      // Act
+      const issued =
+        i % 2 === 0
+          ? await issueCertificate(ca, { commonName, hosts: ['10.0.0.9'], now: madeAt })
+          : await selfSignedLeaf({ commonName, hosts: ['10.0.0.9'], now: madeAt });
+
+      // Assess
+      expect(issued.facts).toEqual(certificateFacts(issued.certPem));
     }
   });
 });
