@@ -12,21 +12,23 @@ export interface LocalHookSettings {
   measureOperations: boolean;
 }
 
+/** How a context's clients reach an emulator over a message port (store-transport.ts), by service. */
+export type EmulatorTransports = Partial<Record<'dynamodb' | 'sqs', () => MessagePortRequestHandler>>;
+
 /**
  * The embedded runtime's context hooks: requests to its emulators carry a placeholder signature, each
- * call waits the injected latency first, and operations are measured when asked. With
- * `dynamodbTransport` the DynamoDB clients reach the embedded store over a message port
- * (store-transport.ts).
+ * call waits the injected latency first, and operations are measured when asked. With `transports` the
+ * DynamoDB and SQS clients reach the embedded store and queues over message ports.
  */
-export function localHooks(
-  settings: LocalHookSettings,
-  dynamodbTransport?: () => MessagePortRequestHandler,
-): ContextHooks {
+export function localHooks(settings: LocalHookSettings, transports: EmulatorTransports = {}): ContextHooks {
   return {
-    clientOptions: (service) => ({
-      signer: placeholderSigner(settings.region, service),
-      ...(service === 'dynamodb' && dynamodbTransport ? { requestHandler: dynamodbTransport() } : {}),
-    }),
+    clientOptions: (service) => {
+      const transport = service === 'dynamodb' || service === 'sqs' ? transports[service] : undefined;
+      return {
+        signer: placeholderSigner(settings.region, service),
+        ...(transport ? { requestHandler: transport() } : {}),
+      };
+    },
     clientBuilt: (service, client) => {
       // The emulators never read the SDK's user agent, which the SDK otherwise composes for every call.
       (client as Stack).middlewareStack.remove('getUserAgentMiddleware');

@@ -3,7 +3,8 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 
 /**
  * The embedded DynamoDB (dynalite, its LevelDB store under `path`) and the embedded SQS (fauxqs), each
- * in a worker thread of its own: the handlers' event loop no longer also serves the emulators' side of
+ * in a worker thread of its own, each reached over HTTP at its endpoint or over a message port (see
+ * store-transport.ts): the handlers' event loop no longer also serves the emulators' side of
  * every call, and the store and the queues do not wait on each other. Each thread's code is plain
  * JavaScript evaluated by the worker (no TypeScript loader needed there); it loads its emulator from
  * this package's own dependencies.
@@ -39,17 +40,29 @@ parentPort.on('message', (message) => {
 
 const FAUXQS_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-let queues;
+let app;
 import(workerData.fauxqs)
-  .then(({ startFauxqs }) => startFauxqs({ port: 0, host: '127.0.0.1', logger: false }))
-  .then((started) => {
-    queues = started;
-    parentPort.postMessage({ endpoint: started.address });
+  .then(async ({ buildApp }) => {
+    app = buildApp({ logger: false });
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    parentPort.postMessage({ endpoint: address });
   })
   .catch((error) => parentPort.postMessage({ failed: String(error && error.message) }));
+
+// A request that came over a message port, given to fauxqs's own HTTP application as Fastify injects
+// one: the same routes, headers, body and answer, without a socket or an HTTP client on the other side.
+function serve(port, { id, method, path, headers, body }) {
+  app.inject({ method, url: path, headers, payload: body }).then(
+    (answer) => port.postMessage({ id, statusCode: answer.statusCode, headers: plain(answer.headers), body: answer.body }),
+    (error) => port.postMessage({ id, statusCode: 500, headers: {}, body: String(error && error.message) }),
+  );
+}
+const plain = (headers) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : String(value)]));
 parentPort.on('message', async (message) => {
+  if (message && message.connect) return message.connect.on('message', (request) => serve(message.connect, request));
   if (message !== 'close') return;
-  if (queues) await queues.stop();
+  if (app) await app.close();
   parentPort.postMessage({ closed: true });
 });
 `;
@@ -59,6 +72,8 @@ export interface EmulatorsThread {
   sqsEndpoint: string;
   /** A new message port to the embedded DynamoDB (see store-transport.ts), for one thread's clients. */
   connectDynamodb(): MessagePort;
+  /** A new message port to the embedded SQS, likewise. */
+  connectSqs(): MessagePort;
   stop(): Promise<void>;
 }
 
@@ -73,15 +88,19 @@ export async function startEmulatorsThread(path: string): Promise<EmulatorsThrea
   return {
     dynamodbEndpoint: store.endpoint,
     sqsEndpoint: queues.endpoint,
-    connectDynamodb: () => {
-      const { port1, port2 } = new MessageChannel();
-      store.worker.postMessage({ connect: port2 }, [port2]);
-      return port1;
-    },
+    connectDynamodb: () => connect(store.worker),
+    connectSqs: () => connect(queues.worker),
     stop: async () => {
       await Promise.all([store.stop(), queues.stop()]);
     },
   };
+}
+
+/** A message channel to an emulator's thread: one end there, the other returned. */
+function connect(worker: Worker): MessagePort {
+  const { port1, port2 } = new MessageChannel();
+  worker.postMessage({ connect: port2 }, [port2]);
+  return port1;
 }
 
 async function startThread(

@@ -102,6 +102,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     signer: placeholderSigner(region, 'sqs'),
     useQueueUrlAsEndpoint: false,
     cacheMiddleware: true,
+    requestHandler: new MessagePortRequestHandler(emulators.connectSqs()),
   });
   const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 10;
   const queues = await ensureQueues(sqs, {
@@ -127,7 +128,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     measureOperations: options.measureOperations ?? false,
   };
   const context = createContext(config, {
-    ...localHooks(hookSettings, () => new MessagePortRequestHandler(emulators.connectDynamodb())),
+    ...localHooks(hookSettings, {
+      dynamodb: () => new MessagePortRequestHandler(emulators.connectDynamodb()),
+      sqs: () => new MessagePortRequestHandler(emulators.connectSqs()),
+    }),
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const dynamoClient = new DynamoDBClient({
@@ -157,13 +161,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     sweepIntervalMs: options.sweepIntervalMs ?? base.local.sweepIntervalMs,
   };
   const thread = options.workersThread
-    ? await startWorkersThreads(
-        config,
-        hookSettings,
-        workerSettings,
-        WORKERS_THREADS,
-        emulators.connectDynamodb,
-      )
+    ? await startWorkersThreads(config, hookSettings, workerSettings, WORKERS_THREADS, emulators)
     : undefined;
   const workers = thread ?? (await startReconcileWorkers({ sqs, context, ...workerSettings }));
 

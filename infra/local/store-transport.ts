@@ -9,11 +9,12 @@ interface Answer {
 }
 
 /**
- * The DynamoDB client's transport in the embedded runtime: each request the SDK has built and signed
- * goes to the embedded DynamoDB's thread over a message port and is answered by dynalite's own request
- * handler there (emulators-thread.ts), instead of over a loopback socket. Everything above the transport
- * (serialization, retries, middleware) is the plain SDK's, as in AWS; what goes is the HTTP client and
- * parser work on both sides of every call, which the API's thread otherwise spends on each store call.
+ * The DynamoDB and SQS clients' transport in the embedded runtime: each request the SDK has built and
+ * signed goes to the emulator's thread over a message port and is answered there by the emulator's own
+ * HTTP handling (dynalite's request handler, fauxqs's application; emulators-thread.ts), instead of over
+ * a loopback socket. Everything above the transport (serialization, retries, middleware) is the plain
+ * SDK's, as in AWS; what goes is the HTTP client's work on every call (a socket write, an HTTP parser),
+ * which the API's thread otherwise spends on each store and queue call.
  */
 export class MessagePortRequestHandler {
   private nextId = 0;
@@ -23,9 +24,10 @@ export class MessagePortRequestHandler {
     port.on('message', (answer: Answer) => {
       const settle = this.waiting.get(answer.id);
       this.waiting.delete(answer.id);
+      if (this.waiting.size === 0) port.unref();
       settle?.(answer);
     });
-    // Open requests keep nothing alive on their own: the runtime's server does.
+    // An idle port keeps nothing alive; a request waiting for its answer does, as a socket would.
     port.unref();
   }
 
@@ -33,6 +35,7 @@ export class MessagePortRequestHandler {
     const id = this.nextId++;
     const query = new URLSearchParams(request.query as Record<string, string>).toString();
     const answer = await new Promise<Answer>((resolve) => {
+      if (this.waiting.size === 0) this.port.ref();
       this.waiting.set(id, resolve);
       this.port.postMessage({
         id,

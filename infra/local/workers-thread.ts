@@ -6,6 +6,7 @@ import type { Config } from '../../shared/config.js';
 import { createContext, disposeContext } from '../../shared/context.js';
 import { parseAddressDenyList } from '../../shared/domain/hosts.js';
 import { type LocalHookSettings, localHooks, placeholderSigner } from './client-hooks.js';
+import type { EmulatorsThread } from './emulators-thread.js';
 import type { QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
 import { MessagePortRequestHandler } from './store-transport.js';
@@ -36,8 +37,9 @@ export interface WorkerSettings {
 interface ThreadSettings {
   fogbridgeWorkersThread: WorkerSettings;
   hooks: LocalHookSettings;
-  /** This thread's message port to the embedded DynamoDB (see store-transport.ts). */
+  /** This thread's message ports to the embedded DynamoDB and SQS (see store-transport.ts). */
   dynamodbPort: MessagePort;
+  sqsPort: MessagePort;
   /** The configuration, with the deny list as its source text (a BlockList does not cross threads). */
   config: Omit<Config, 'deniedResourceAddresses'> & { deniedResourceAddresses: string };
 }
@@ -57,11 +59,19 @@ export async function startWorkersThreads(
   hooks: LocalHookSettings,
   workers: WorkerSettings,
   count: number,
-  connectDynamodb: () => MessagePort,
+  emulators: Pick<EmulatorsThread, 'connectDynamodb' | 'connectSqs'>,
 ): Promise<WorkersThread> {
   const threads = await Promise.all(
     Array.from({ length: Math.max(1, count) }, (_, index) =>
-      startWorkersThread(config, hooks, { ...workers, role: index === 0 ? 'all' : 'fog' }, connectDynamodb()),
+      startWorkersThread(
+        config,
+        hooks,
+        { ...workers, role: index === 0 ? 'all' : 'fog' },
+        {
+          dynamodbPort: emulators.connectDynamodb(),
+          sqsPort: emulators.connectSqs(),
+        },
+      ),
     ),
   );
   return {
@@ -79,13 +89,13 @@ async function startWorkersThread(
   config: Config,
   hooks: LocalHookSettings,
   workers: WorkerSettings,
-  dynamodbPort: MessagePort,
+  ports: { dynamodbPort: MessagePort; sqsPort: MessagePort },
 ): Promise<WorkersThread> {
   const denied = config.deniedResourceAddresses;
   const settings: ThreadSettings = {
     fogbridgeWorkersThread: workers,
     hooks,
-    dynamodbPort,
+    ...ports,
     config: {
       ...config,
       deniedResourceAddresses: [...denied.ranges.map((range) => range.entry), ...denied.names].join(','),
@@ -95,7 +105,11 @@ async function startWorkersThread(
   // to a worker on its command line does not apply to the worker's own entry module).
   const loader = import.meta.resolve('tsx/esm/api');
   const entry = `import(${JSON.stringify(loader)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(import.meta.url)}); });`;
-  const worker = new Worker(entry, { eval: true, workerData: settings, transferList: [dynamodbPort] });
+  const worker = new Worker(entry, {
+    eval: true,
+    workerData: settings,
+    transferList: [ports.dynamodbPort, ports.sqsPort],
+  });
   await new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
     worker.once('exit', (code) =>
@@ -147,10 +161,11 @@ async function runThread(port: NonNullable<typeof parentPort>, settings: ThreadS
       localKey: settings.config.secrets.localKey ? Buffer.from(settings.config.secrets.localKey) : undefined,
     },
   };
-  const transport = new MessagePortRequestHandler(settings.dynamodbPort);
+  const store = new MessagePortRequestHandler(settings.dynamodbPort);
+  const queues = new MessagePortRequestHandler(settings.sqsPort);
   const context = createContext(
     config,
-    localHooks(settings.hooks, () => transport),
+    localHooks(settings.hooks, { dynamodb: () => store, sqs: () => queues }),
   );
   const sqs = new SQSClient({
     region: config.region,
@@ -159,6 +174,7 @@ async function runThread(port: NonNullable<typeof parentPort>, settings: ThreadS
     signer: placeholderSigner(config.region, 'sqs'),
     useQueueUrlAsEndpoint: false,
     cacheMiddleware: true,
+    requestHandler: queues,
   });
   let workers: Awaited<ReturnType<typeof startReconcileWorkers>>;
   try {
