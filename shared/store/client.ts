@@ -43,34 +43,38 @@ export class StoreClient {
 type Fields = Record<string, unknown>;
 type Convert = (record: Fields) => Fields;
 
-/** Where each command's items are, in (`input`) and out (`output`): records of attribute values. */
-const DOCUMENT_FIELDS: Record<
-  string,
-  { input: (input: Fields, to: Convert) => void; output: (output: Fields, to: Convert) => void }
-> = {
-  GetItemCommand: {
-    input: (input, to) => convert(input, ['Key'], to),
-    output: (output, to) => convert(output, ['Item'], to),
-  },
-  PutItemCommand: {
-    input: (input, to) => convert(input, ['Item', 'ExpressionAttributeValues'], to),
-    output: (output, to) => convert(output, ['Attributes'], to),
-  },
-  UpdateItemCommand: {
-    input: (input, to) => convert(input, ['Key', 'ExpressionAttributeValues'], to),
-    output: (output, to) => convert(output, ['Attributes'], to),
-  },
-  DeleteItemCommand: {
-    input: (input, to) => convert(input, ['Key', 'ExpressionAttributeValues'], to),
-    output: (output, to) => convert(output, ['Attributes'], to),
-  },
-  QueryCommand: {
-    input: (input, to) => convert(input, ['ExclusiveStartKey', 'ExpressionAttributeValues'], to),
-    output: (output, to) => {
-      convert(output, ['LastEvaluatedKey'], to);
-      if (output.Items) output.Items = (output.Items as Fields[]).map(to);
-    },
-  },
+interface ItemFields {
+  input(input: Fields, to: Convert): void;
+  output(output: Fields, to: Convert): void;
+}
+
+/** Fields that hold an item (or a list of items) in a command's input and in its output. */
+const recordFields = (input: readonly string[], output: readonly string[]): ItemFields => ({
+  input: (fields, to) => convert(fields, input, to),
+  output: (fields, to) => convert(fields, output, to),
+});
+
+function convert(record: Fields, fields: readonly string[], to: Convert): void {
+  for (const field of fields) {
+    const value = record[field];
+    if (value) record[field] = Array.isArray(value) ? value.map(to) : to(value as Fields);
+  }
+}
+
+/** Where each command's items are, in and out; a batch's are under its tables. */
+const DOCUMENT_FIELDS: Record<string, ItemFields> = {
+  GetItemCommand: recordFields(['Key'], ['Item']),
+  PutItemCommand: recordFields(['Item', 'ExpressionAttributeValues'], ['Attributes']),
+  UpdateItemCommand: recordFields(['Key', 'ExpressionAttributeValues'], ['Attributes']),
+  DeleteItemCommand: recordFields(['Key', 'ExpressionAttributeValues'], ['Attributes']),
+  QueryCommand: recordFields(
+    ['ExclusiveStartKey', 'ExpressionAttributeValues'],
+    ['Items', 'LastEvaluatedKey'],
+  ),
+  ScanCommand: recordFields(
+    ['ExclusiveStartKey', 'ExpressionAttributeValues'],
+    ['Items', 'LastEvaluatedKey'],
+  ),
   BatchGetItemCommand: {
     input: (input, to) => {
       input.RequestItems = keysOfTables(input.RequestItems, to);
@@ -89,11 +93,6 @@ const DOCUMENT_FIELDS: Record<
     },
   },
 };
-DOCUMENT_FIELDS.ScanCommand = DOCUMENT_FIELDS.QueryCommand!;
-
-function convert(record: Fields, fields: readonly string[], to: Convert): void {
-  for (const field of fields) if (record[field]) record[field] = to(record[field] as Fields);
-}
 
 function mapTables(tables: unknown, each: (table: unknown) => unknown): Fields | undefined {
   if (!tables) return undefined;
