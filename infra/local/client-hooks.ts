@@ -1,7 +1,7 @@
 import type { HttpRequest, RequestSigningArguments } from '@smithy/types';
 import type { AwsService, ContextHooks } from '../../shared/context.js';
+import type { MessagePortRequestHandler } from './emulator-transport.js';
 import type { InjectedLatency } from './settings.js';
-import type { MessagePortRequestHandler } from './store-transport.js';
 import { usageObserver } from './usage.js';
 
 /** How the embedded runtime adapts a context (plain data, so a workers thread can build the same). */
@@ -12,7 +12,7 @@ export interface LocalHookSettings {
   measureOperations: boolean;
 }
 
-/** How a context's clients reach an emulator over a message port (store-transport.ts), by service. */
+/** How a context's clients reach an emulator over a message port (emulator-transport.ts), by service. */
 export type EmulatorTransports = Partial<Record<'dynamodb' | 'sqs', () => MessagePortRequestHandler>>;
 
 /**

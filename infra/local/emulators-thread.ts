@@ -4,7 +4,7 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 /**
  * The embedded DynamoDB (dynalite, its LevelDB store under `path`) and the embedded SQS (fauxqs), each
  * in a worker thread of its own, each reached over HTTP at its endpoint or over a message port (see
- * store-transport.ts): the handlers' event loop no longer also serves the emulators' side of
+ * emulator-transport.ts): the handlers' event loop no longer also serves the emulators' side of
  * every call, and the store and the queues do not wait on each other. Each thread's code is plain
  * JavaScript evaluated by the worker (no TypeScript loader needed there); it loads its emulator from
  * this package's own dependencies.
@@ -70,7 +70,7 @@ parentPort.on('message', async (message) => {
 export interface EmulatorsThread {
   dynamodbEndpoint: string;
   sqsEndpoint: string;
-  /** A new message port to the embedded DynamoDB (see store-transport.ts), for one thread's clients. */
+  /** A new message port to the embedded DynamoDB (see emulator-transport.ts), for one thread's clients. */
   connectDynamodb(): MessagePort;
   /** A new message port to the embedded SQS, likewise. */
   connectSqs(): MessagePort;

@@ -18,12 +18,12 @@ import { createTableInput } from '../../shared/store/table.js';
 import { answerMalformedRequests, apiGatewayAdapter, type HttpHandler } from './api-gateway.js';
 import { ensureSecretsKey, setUpLocalAuth } from './auth.js';
 import { type LocalHookSettings, localHooks, placeholderSigner } from './client-hooks.js';
+import { MessagePortRequestHandler } from './emulator-transport.js';
 import { startEmulatorsThread } from './emulators-thread.js';
 import { ensureQueues, type QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
 import { rebuildIndexEntries } from './reindex.js';
 import { type InjectedLatency, injectedLatencyFrom } from './settings.js';
-import { MessagePortRequestHandler } from './store-transport.js';
 import { startWorkersThreads, type WorkersThread } from './workers-thread.js';
 
 export interface LocalRuntimeOptions {

@@ -6,10 +6,10 @@ import type { Config } from '../../shared/config.js';
 import { createContext, disposeContext } from '../../shared/context.js';
 import { parseAddressDenyList } from '../../shared/domain/hosts.js';
 import { type LocalHookSettings, localHooks, placeholderSigner } from './client-hooks.js';
+import { MessagePortRequestHandler } from './emulator-transport.js';
 import type { EmulatorsThread } from './emulators-thread.js';
 import type { QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
-import { MessagePortRequestHandler } from './store-transport.js';
 import { addUsage, resetUsage, type Usage, usage } from './usage.js';
 
 /**
@@ -37,7 +37,7 @@ export interface WorkerSettings {
 interface ThreadSettings {
   fogbridgeWorkersThread: WorkerSettings;
   hooks: LocalHookSettings;
-  /** This thread's message ports to the embedded DynamoDB and SQS (see store-transport.ts). */
+  /** This thread's message ports to the embedded DynamoDB and SQS (see emulator-transport.ts). */
   dynamodbPort: MessagePort;
   sqsPort: MessagePort;
   /** The configuration, with the deny list as its source text (a BlockList does not cross threads). */
