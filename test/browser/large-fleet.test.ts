@@ -168,6 +168,10 @@ describe('the network page at 1,000 sites', () => {
     const listed = await viewer.get<Extract<Topology, { form: 'full' }>>(
       `/api/v3/topology?form=full&limit=1000&upstream=${via.value}`,
     );
+    // The overview grouped by upstream is drawn before its node is clicked, as a user sees it first.
+    await expect
+      .poll(() => pageApi<Record<string, number>>(page, 'groupCounts()'))
+      .toHaveProperty([groupNodeId('upstream', via.value)], via.count);
 
     // Act
     await clickNode(page, groupNodeId('upstream', via.value));
