@@ -74,15 +74,18 @@ export async function runOnboarding(
 const OBSERVE_EVERY_MS = 1_000;
 const WATCH_ONE_EVERY_MS = 250;
 
+type Platform = { platformStatus?: { phase: string } };
+const ready = (agent: Platform) => agent.platformStatus?.phase === 'ready';
+
 /** Until one agent's platform is `ready`, read through `GET /api/v3/iofog/{uuid}`. */
-async function waitForPlatform(api: ApiClient, uuid: string, limitMs: number): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    const read = await api.get<{ platformStatus?: { phase: string } }>(`/api/v3/iofog/${uuid}`);
-    if (read.status === 200 && read.body.platformStatus?.phase === 'ready') return;
-    if (Date.now() - started > limitMs) throw new Error(`S7: agent ${uuid} not ready after ${limitMs} ms`);
-    await sleep(WATCH_ONE_EVERY_MS);
-  }
+function waitForPlatform(api: ApiClient, uuid: string, limitMs: number): Promise<number> {
+  return readUntil(
+    async () => {
+      const read = await api.get<Platform>(`/api/v3/iofog/${uuid}`);
+      return read.status === 200 && ready(read.body);
+    },
+    { everyMs: WATCH_ONE_EVERY_MS, limitMs, what: `agent ${uuid} ready` },
+  );
 }
 
 /**
@@ -90,14 +93,28 @@ async function waitForPlatform(api: ApiClient, uuid: string, limitMs: number): P
  * NATS files made: the computation that writes its router config completed); returns when that was
  * seen (epoch ms). Read through `GET /api/v3/iofog-list`, which earlier releases answer too.
  */
-async function waitForEveryPlatform(api: ApiClient, agents: number, limitMs: number): Promise<number> {
+function waitForEveryPlatform(api: ApiClient, agents: number, limitMs: number): Promise<number> {
+  return readUntil(
+    async () => {
+      const read = await api.get<{ fogs: Platform[] }>('/api/v3/iofog-list');
+      const fogs = read.status === 200 ? read.body.fogs : [];
+      return fogs.length >= agents && fogs.every(ready);
+    },
+    { everyMs: OBSERVE_EVERY_MS, limitMs, what: 'agents all ready' },
+  );
+}
+
+/** Reads every `everyMs` until a read says done; returns when that read came back (epoch ms). */
+async function readUntil(
+  done: () => Promise<boolean>,
+  { everyMs, limitMs, what }: { everyMs: number; limitMs: number; what: string },
+): Promise<number> {
   const started = Date.now();
   for (;;) {
-    const read = await api.get<{ fogs: { platformStatus?: { phase: string } }[] }>('/api/v3/iofog-list');
+    const finished = await done();
     const seen = Date.now();
-    const fogs = read.status === 200 ? read.body.fogs : [];
-    if (fogs.length >= agents && fogs.every((fog) => fog.platformStatus?.phase === 'ready')) return seen;
-    if (seen - started > limitMs) throw new Error(`S7: agents not all ready after ${limitMs} ms`);
-    await sleep(OBSERVE_EVERY_MS);
+    if (finished) return seen;
+    if (seen - started > limitMs) throw new Error(`S7: ${what} not seen after ${limitMs} ms`);
+    await sleep(everyMs);
   }
 }
