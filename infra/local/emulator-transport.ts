@@ -8,6 +8,8 @@ interface Answer {
   body: string;
 }
 
+const UTF8 = new TextEncoder();
+
 /**
  * The DynamoDB and SQS clients' transport in the embedded runtime: each request the SDK has built and
  * signed goes to the emulator's thread over a message port and is answered there by the emulator's own
@@ -33,7 +35,10 @@ export class MessagePortRequestHandler {
 
   async handle(request: HttpRequest): Promise<{ response: unknown }> {
     const id = this.nextId++;
-    const query = new URLSearchParams(request.query as Record<string, string>).toString();
+    const query =
+      request.query && Object.keys(request.query).length > 0
+        ? new URLSearchParams(request.query as Record<string, string>).toString()
+        : '';
     const answer = await new Promise<Answer>((resolve) => {
       if (this.waiting.size === 0) this.port.ref();
       this.waiting.set(id, resolve);
@@ -49,7 +54,7 @@ export class MessagePortRequestHandler {
       response: {
         statusCode: answer.statusCode,
         headers: answer.headers,
-        body: new TextEncoder().encode(answer.body),
+        body: UTF8.encode(answer.body),
       },
     };
   }
