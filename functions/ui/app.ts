@@ -237,6 +237,15 @@ function currentFilters(): URLSearchParams {
   return filters;
 }
 
+/** What a read is for: the group opened, the filters and the service selected. */
+function viewAsked(): string {
+  return JSON.stringify([
+    opened && groupNodeId(opened.grouping, opened.group.value),
+    `${currentFilters()}`,
+    serviceSelect.value,
+  ]);
+}
+
 /** The read in flight, if any: a refresh asked meanwhile waits for it instead of overlapping it. */
 let reading: Promise<void> | undefined;
 
@@ -254,9 +263,13 @@ async function readAndRender(): Promise<void> {
     show('Enter a viewer or admin token to see the network.');
     return;
   }
+  const asked = viewAsked();
   const answer = await read(token).catch((error: Error) => ({
     failed: `The API did not answer: ${error.message}`,
   }));
+  // Another view was asked for while this one was read (a group opened or closed, a filter or service
+  // changed): this answer is not drawn as that view; the view asked for now is read instead.
+  if (viewAsked() !== asked) return readAndRender();
   if ('refused' in answer) {
     hideEverything();
     show(answer.refused, 'error');
