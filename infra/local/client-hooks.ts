@@ -1,6 +1,7 @@
 import type { HttpRequest, RequestSigningArguments } from '@smithy/types';
 import type { AwsService, ContextHooks } from '../../shared/context.js';
 import type { MessagePortRequestHandler } from './emulator-transport.js';
+import { answerOperationsAsJson } from './json-operations.js';
 import type { InjectedLatency } from './settings.js';
 import { usageObserver } from './usage.js';
 
@@ -18,7 +19,8 @@ export type EmulatorTransports = Partial<Record<'dynamodb' | 'sqs', () => Messag
 /**
  * The embedded runtime's context hooks: requests to its emulators carry a placeholder signature, each
  * call waits the injected latency first, and operations are measured when asked. With `transports` the
- * DynamoDB and SQS clients reach the embedded store and queues over message ports.
+ * DynamoDB and SQS clients reach the embedded store and queues over message ports, their item and
+ * message operations as JSON (json-operations.ts).
  */
 export function localHooks(settings: LocalHookSettings, transports: EmulatorTransports = {}): ContextHooks {
   return {
@@ -32,6 +34,7 @@ export function localHooks(settings: LocalHookSettings, transports: EmulatorTran
     clientBuilt: (service, client) => {
       // The emulators never read the SDK's user agent, which the SDK otherwise composes for every call.
       (client as Stack).middlewareStack.remove('getUserAgentMiddleware');
+      if (service === 'dynamodb' || service === 'sqs') answerOperationsAsJson(client, service);
       const delay = settings.injectedLatency[service];
       if (delay > 0) addLatency(client, delay);
     },

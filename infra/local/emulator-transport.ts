@@ -1,26 +1,28 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { HttpRequest } from '@smithy/types';
 
-interface Answer {
-  id: number;
+/** What the emulator's thread sends back: its HTTP answer, the body as text. */
+export interface EmulatorAnswer {
   statusCode: number;
   headers: Record<string, string>;
   body: string;
 }
 
+type Answer = EmulatorAnswer & { id: number };
+
 const UTF8 = new TextEncoder();
 
 /**
- * The DynamoDB and SQS clients' transport in the embedded runtime: each request the SDK has built and
- * signed goes to the emulator's thread over a message port and is answered there by the emulator's own
- * HTTP handling (dynalite's request handler, fauxqs's application; emulators-thread.ts), instead of over
- * a loopback socket. Everything above the transport (serialization, retries, middleware) is the plain
- * SDK's, as in AWS; what goes is the HTTP client's work on every call (a socket write, an HTTP parser),
- * which the API's thread otherwise spends on each store and queue call.
+ * The DynamoDB and SQS clients' transport in the embedded runtime: each request goes to the emulator's
+ * thread over a message port and is answered there by the emulator's own HTTP handling (dynalite's
+ * request handler, fauxqs's application; emulators-thread.ts), instead of over a loopback socket, so
+ * neither side spends a socket write and an HTTP parser on each store and queue call. Requests the SDK
+ * has built and signed come through `handle`; the item and message operations come through `operation`
+ * as their JSON body alone (json-operations.ts).
  */
 export class MessagePortRequestHandler {
   private nextId = 0;
-  private readonly waiting = new Map<number, (answer: Answer) => void>();
+  private readonly waiting = new Map<number, (answer: EmulatorAnswer) => void>();
 
   constructor(private readonly port: MessagePort) {
     port.on('message', (answer: Answer) => {
@@ -34,21 +36,15 @@ export class MessagePortRequestHandler {
   }
 
   async handle(request: HttpRequest): Promise<{ response: unknown }> {
-    const id = this.nextId++;
     const query =
       request.query && Object.keys(request.query).length > 0
         ? new URLSearchParams(request.query as Record<string, string>).toString()
         : '';
-    const answer = await new Promise<Answer>((resolve) => {
-      if (this.waiting.size === 0) this.port.ref();
-      this.waiting.set(id, resolve);
-      this.port.postMessage({
-        id,
-        method: request.method,
-        path: query ? `${request.path}?${query}` : request.path,
-        headers: request.headers,
-        body: bodyText(request.body),
-      });
+    const answer = await this.ask({
+      method: request.method,
+      path: query ? `${request.path}?${query}` : request.path,
+      headers: request.headers,
+      body: bodyText(request.body),
     });
     return {
       response: {
@@ -57,6 +53,24 @@ export class MessagePortRequestHandler {
         body: UTF8.encode(answer.body),
       },
     };
+  }
+
+  /**
+   * One operation of the emulator's JSON protocol (`DynamoDB_20120810.GetItem`, `AmazonSQS.SendMessage`)
+   * with its body as the protocol writes it: the emulator's thread adds the headers every such request
+   * carries (json-operations.ts).
+   */
+  operation(target: string, body: string): Promise<EmulatorAnswer> {
+    return this.ask({ target, body });
+  }
+
+  private ask(request: object): Promise<EmulatorAnswer> {
+    const id = this.nextId++;
+    return new Promise<EmulatorAnswer>((resolve) => {
+      if (this.waiting.size === 0) this.port.ref();
+      this.waiting.set(id, resolve);
+      this.port.postMessage({ id, ...request });
+    });
   }
 
   updateHttpClientConfig(): void {}

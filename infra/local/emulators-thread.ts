@@ -9,9 +9,29 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
  * JavaScript evaluated by the worker (no TypeScript loader needed there); it loads its emulator from
  * this package's own dependencies.
  */
+/**
+ * The headers of every request of an emulator's JSON protocol that comes as its target and body alone
+ * (emulator-transport.ts `operation`): the content type, and a signature of the embedded runtime's
+ * placeholder form (client-hooks.ts), dated when the thread starts.
+ */
+const JSON_PROTOCOL_HEADERS = `
+function jsonProtocolHeaders(service, region) {
+  const date = new Date().toISOString().replace(/[-:]|\\.\\d+/g, '');
+  return {
+    'content-type': 'application/x-amz-json-1.0',
+    'x-amz-date': date,
+    authorization:
+      'AWS4-HMAC-SHA256 Credential=local/' + date.slice(0, 8) + '/' + region + '/' + service + '/aws4_request, ' +
+      'SignedHeaders=host;x-amz-date, Signature=placeholder',
+  };
+}
+`;
+
 const DYNALITE_SOURCE = `
 const { EventEmitter } = require('node:events');
 const { parentPort, workerData } = require('node:worker_threads');
+${JSON_PROTOCOL_HEADERS}
+const HEADERS = jsonProtocolHeaders('dynamodb', workerData.region);
 const dynalite = require(workerData.dynalite);
 const store = dynalite({ path: workerData.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
 const handle = store.listeners('request')[0];
@@ -19,7 +39,7 @@ store.listen(0, '127.0.0.1', () => parentPort.postMessage({ endpoint: 'http://12
 
 // A request that came over a message port, handed to dynalite's own request handler as if it had come
 // over HTTP: the same headers, body and answer, without a socket or an HTTP parser on either side.
-function serve(port, { id, method, path, headers, body }) {
+function serve(port, { id, target, method = 'POST', path = '/', headers = { ...HEADERS, 'x-amz-target': target }, body }) {
   const request = Object.assign(new EventEmitter(), { method, url: path, headers });
   const answer = { statusCode: 200, headers: {} };
   const response = {
@@ -40,6 +60,8 @@ parentPort.on('message', (message) => {
 
 const FAUXQS_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+${JSON_PROTOCOL_HEADERS}
+const HEADERS = jsonProtocolHeaders('sqs', workerData.region);
 let app;
 import(workerData.fauxqs)
   .then(async ({ buildApp }) => {
@@ -51,7 +73,7 @@ import(workerData.fauxqs)
 
 // A request that came over a message port, given to fauxqs's own HTTP application as Fastify injects
 // one: the same routes, headers, body and answer, without a socket or an HTTP client on the other side.
-function serve(port, { id, method, path, headers, body }) {
+function serve(port, { id, target, method = 'POST', path = '/', headers = { ...HEADERS, 'x-amz-target': target }, body }) {
   app.inject({ method, url: path, headers, payload: body }).then(
     (answer) => port.postMessage({ id, statusCode: answer.statusCode, headers: plain(answer.headers), body: answer.body }),
     (error) => port.postMessage({ id, statusCode: 500, headers: {}, body: String(error && error.message) }),
@@ -77,13 +99,15 @@ export interface EmulatorsThread {
   stop(): Promise<void>;
 }
 
-export async function startEmulatorsThread(path: string): Promise<EmulatorsThread> {
+/** The emulators' threads; `region` is the one the runtime's clients sign for. */
+export async function startEmulatorsThread(path: string, region: string): Promise<EmulatorsThread> {
   const [store, queues] = await Promise.all([
     startThread('dynalite', DYNALITE_SOURCE, {
       path,
+      region,
       dynalite: createRequire(import.meta.url).resolve('dynalite'),
     }),
-    startThread('fauxqs', FAUXQS_SOURCE, { fauxqs: import.meta.resolve('fauxqs') }),
+    startThread('fauxqs', FAUXQS_SOURCE, { fauxqs: import.meta.resolve('fauxqs'), region }),
   ]);
   return {
     dynamodbEndpoint: store.endpoint,

@@ -20,6 +20,7 @@ import { ensureSecretsKey, setUpLocalAuth } from './auth.js';
 import { type LocalHookSettings, localHooks, placeholderSigner } from './client-hooks.js';
 import { MessagePortRequestHandler } from './emulator-transport.js';
 import { startEmulatorsThread } from './emulators-thread.js';
+import { answerOperationsAsJson } from './json-operations.js';
 import { ensureQueues, type QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
 import { rebuildIndexEntries } from './reindex.js';
@@ -91,10 +92,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const dataDir = resolve(options.dataDir ?? base.local.dataDir);
   mkdirSync(dataDir, { recursive: true });
 
-  const emulators = await startEmulatorsThread(resolve(dataDir, 'dynamodb'));
+  const { region } = base;
+  const emulators = await startEmulatorsThread(resolve(dataDir, 'dynamodb'), region);
   const { dynamodbEndpoint, sqsEndpoint } = emulators;
 
-  const { region } = base;
   const sqs = new SQSClient({
     region,
     endpoint: sqsEndpoint,
@@ -104,6 +105,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     cacheMiddleware: true,
     requestHandler: new MessagePortRequestHandler(emulators.connectSqs()),
   });
+  answerOperationsAsJson(sqs, 'sqs');
   const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 10;
   const queues = await ensureQueues(sqs, {
     visibilityTimeoutSeconds,

@@ -8,6 +8,7 @@ import { parseAddressDenyList } from '../../shared/domain/hosts.js';
 import { type LocalHookSettings, localHooks, placeholderSigner } from './client-hooks.js';
 import { MessagePortRequestHandler } from './emulator-transport.js';
 import type { EmulatorsThread } from './emulators-thread.js';
+import { answerOperationsAsJson } from './json-operations.js';
 import type { QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
 import { addUsage, resetUsage, type Usage, usage } from './usage.js';
@@ -176,6 +177,7 @@ async function runThread(port: NonNullable<typeof parentPort>, settings: ThreadS
     cacheMiddleware: true,
     requestHandler: queues,
   });
+  answerOperationsAsJson(sqs, 'sqs');
   let workers: Awaited<ReturnType<typeof startReconcileWorkers>>;
   try {
     workers = await startReconcileWorkers({ sqs, context, ...settings.fogbridgeWorkersThread });
