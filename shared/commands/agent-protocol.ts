@@ -274,7 +274,7 @@ async function natsMicroservice(
     imageId: spec.imageId,
     registryId: spec.registryId,
     config: '{}',
-    rebuild: instance.rebuildSeq > changes.acknowledged,
+    rebuild: changes.rebuildNats || instance.rebuildSeq > changes.acknowledged,
     hostNetworkMode: false,
     isPrivileged: false,
     portMappings: spec.ports.map((port) => ({ internal: port, external: port, protocol: 'tcp' })),

@@ -94,9 +94,8 @@ const JWT_DIRECTORY_PREFIX = natsArtefacts('', 'leaf').jwtMount;
  * links into. Its version is the fleet's directory version, read first: every change to what any
  * directory holds moves it on after the change is written, so what is read is at least that new.
  */
-async function jwtDirectory(instance: NatsInstanceRow): Promise<VolumeMount> {
+async function jwtDirectory(instance: NatsInstanceRow, version: number): Promise<VolumeMount> {
   const name = natsArtefacts(instance.agentToken ?? '', instance.role).jwtMount;
-  const version = await getBundleVersion();
   const [system, accounts] = await Promise.all([
     systemAccountJwt(),
     instance.role === 'leaf' ? getAccountRows(instance.leafAccounts ?? []) : listAccountRows(),
@@ -122,6 +121,9 @@ async function jwtDirectory(instance: NatsInstanceRow): Promise<VolumeMount> {
 export async function listAgentVolumeMounts(agentUuid: string): Promise<VolumeMount[]> {
   const agent = await getAgentRow(agentUuid);
   if (!agent) throw new NotFoundError(`Agent with uuid ${agentUuid} not found`);
+  // The directories' version before the instance: it moves on only after the instance that names the
+  // directory's accounts is written, so a version read first is never newer than the instance read next.
+  const directoryVersion = agent.natsMode === 'none' ? 0 : await getBundleVersion();
   const instance = agent.natsMode === 'none' ? undefined : await getNatsInstance(agentUuid);
   const natsMounted = new Set(
     (instance?.microservice.volumeMappings ?? [])
@@ -163,7 +165,7 @@ export async function listAgentVolumeMounts(agentUuid: string): Promise<VolumeMo
         ),
       })),
   );
-  const directory = instance?.agentToken ? [await jwtDirectory(instance)] : [];
+  const directory = instance?.agentToken ? [await jwtDirectory(instance, directoryVersion)] : [];
   // The NATS files in the order its microservice maps them.
   const order = [...natsMounted];
   const natsFiles = [...otherMounts, ...directory].sort(

@@ -4,15 +4,17 @@ import { NATS_PATHS, type NatsArtefacts, natsPortsOf } from '../domain/nats-conf
 import { agentCertificateToken } from '../domain/router-site.js';
 import type { AgentRow } from '../store/agents.js';
 import { deleteCertificate, getCertificate } from '../store/certificates.js';
-import { type ChangeFlag, raiseChangeFlags } from '../store/changes.js';
+import { type ChangeStamp, raiseChangeFlags } from '../store/changes.js';
 import { deleteMount } from '../store/mounts.js';
 import {
+  clearPendingTell,
   deleteNatsInstance,
   type NatsInstanceRow,
   type NatsMicroserviceSpec,
   type NatsRole,
   putNatsInstance,
 } from '../store/nats.js';
+import { bumpBundleVersion } from '../store/nats-accounts.js';
 import { deleteSystemUser } from '../store/nats-identities.js';
 import { revokeLeafLinks } from './nats-agent-accounts.js';
 
@@ -96,8 +98,15 @@ export function instanceRow(
  * Tells the agent what changed: its files (`volumeMounts`), its microservice (`microserviceList`), and,
  * when files of a running NATS process changed, a rebuild (NATS reads its config, certificates and creds
  * when it starts). A change to what its JWT directory holds is only a `volumeMounts`: the NATS
- * container pushes the accounts to its running server itself. The rebuild is a change-counter stamp,
- * so a lost response cannot lose it (it holds until acknowledged).
+ * container pushes the accounts to its running server itself.
+ *
+ * The agent is told last: the instance is written first, with what the agent is still to be told of it
+ * (`pendingTell`), then the directories' version moves on (when what this one holds changed), then the
+ * flags go up with the rebuild's stamp in one write, then the pending tell is cleared. An agent that
+ * reads between two of these writes acknowledges only flags raised before them and is told again once
+ * everything it must read is there (had the flags gone up first, it could read the old instance,
+ * acknowledge, and never be told of the new one); a reconcile that stopped before telling finds the
+ * pending tell on its next run and tells it then, although nothing differs any more.
  */
 export async function deliver(
   agentUuid: string,
@@ -105,36 +114,47 @@ export async function deliver(
   next: NatsInstanceRow,
   changed: { files: boolean; directory: boolean },
 ): Promise<void> {
-  const filesChanged = changed.files;
   const specChanged = previous?.specHash !== next.specHash || previous.role !== next.role;
   // The agent re-reads its mounts when a file changed, and its microservices (a rebuild of a running
-  // NATS process, stamped in the instance) when its spec or a file did.
-  const listChanged = specChanged || (previous !== undefined && filesChanged);
-  const flags: ChangeFlag[] = [
-    ...(filesChanged || changed.directory ? (['volumeMounts'] as const) : []),
-    ...(listChanged ? (['microserviceList'] as const) : []),
+  // NATS process when a file did) when its spec or a file did.
+  const listChanged = specChanged || (previous !== undefined && changed.files);
+  const owed = previous?.pendingTell;
+  const directory = changed.directory || owed?.directory === true;
+  const stamps = [
+    ...new Set<ChangeStamp>([
+      ...((owed?.stamps ?? []) as ChangeStamp[]),
+      ...(changed.files || changed.directory ? (['volumeMounts'] as const) : []),
+      ...(listChanged ? (['microserviceList'] as const) : []),
+      ...(previous && listChanged ? (['rebuildNats'] as const) : []),
+    ]),
   ];
-  let rebuildSeq = previous?.rebuildSeq ?? 0;
-  if (flags.length > 0) {
-    const stamp = await raiseChangeFlags(agentUuid, flags);
-    if (previous && listChanged) rebuildSeq = stamp;
-  }
-  const row = { ...next, rebuildSeq };
-  const same =
-    previous &&
-    previous.specHash === row.specHash &&
-    previous.template === row.template &&
-    previous.rebuildSeq === row.rebuildSeq &&
+  // Rows written before the rebuild's stamp moved to the agent's change record keep theirs until then.
+  const row: NatsInstanceRow = {
+    ...next,
+    rebuildSeq: previous?.rebuildSeq ?? 0,
+    ...(stamps.length > 0 || directory ? { pendingTell: { stamps, directory } } : {}),
+  };
+  if (!sameInstance(previous, row)) await putNatsInstance(row);
+  if (directory) await bumpBundleVersion();
+  if (stamps.length > 0) await raiseChangeFlags(agentUuid, stamps);
+  if (row.pendingTell) await clearPendingTell(agentUuid);
+}
+
+function sameInstance(previous: NatsInstanceRow | undefined, row: NatsInstanceRow): boolean {
+  if (!previous) return false;
+  const fields = (instance: NatsInstanceRow) =>
     JSON.stringify([
-      previous.certificates,
-      previous.mounts,
-      previous.users,
-      previous.role,
-      previous.leafAccounts,
-      previous.agentToken,
-    ]) ===
-      JSON.stringify([row.certificates, row.mounts, row.users, row.role, row.leafAccounts, row.agentToken]);
-  if (!same) await putNatsInstance(row);
+      instance.specHash,
+      instance.template,
+      instance.certificates,
+      instance.mounts,
+      instance.users,
+      instance.role,
+      instance.leafAccounts,
+      instance.agentToken,
+      instance.pendingTell,
+    ]);
+  return fields(previous) === fields(row);
 }
 
 /** What the previous NATS process had and the new one does not (a role or name change). */

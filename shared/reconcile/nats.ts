@@ -35,7 +35,6 @@ import {
   type NatsServerRow,
   putNatsServer,
 } from '../store/nats.js';
-import { bumpBundleVersion } from '../store/nats-accounts.js';
 import {
   credsOf,
   ensureNatsOperator,
@@ -81,7 +80,6 @@ export async function reconcileNats(agentUuid: string, agent: AgentRow | undefin
   await removeStaleArtefacts(instance, next);
   // Which accounts its JWT directory holds changed: every directory's version moves on (see its reader).
   const directoryChanged = directoryOf(instance) !== directoryOf(next);
-  if (directoryChanged) await bumpBundleVersion();
   await deliver(agent.uuid, instance, next, { files: written.filesChanged, directory: directoryChanged });
   return null;
 }

@@ -26,11 +26,11 @@ export type ChangeFlag = (typeof CHANGE_FLAGS)[number];
 /**
  * Stamps taken from the same change counter as the flags but never shown as flags: `siteCertificate`
  * marks the last write of the agent's router site certificate (a link dialled anew to it waits until the
- * agent acknowledged it), and `rebuildRouter`
- * holds the router microservice's `rebuild` up from the write that changed what its running router
- * only reads when it starts, until the agent acknowledges that change.
+ * agent acknowledged it), and `rebuildRouter` and `rebuildNats` hold the router or NATS microservice's
+ * `rebuild` up from the write that changed what its running process only reads when it starts, until the
+ * agent acknowledges that change.
  */
-export type ChangeStamp = ChangeFlag | 'rebuildRouter' | 'siteCertificate';
+export type ChangeStamp = ChangeFlag | 'rebuildRouter' | 'rebuildNats' | 'siteCertificate';
 
 /**
  * Raises a flag. Each raise takes the next number of the agent's change counter and stamps the flag
@@ -87,6 +87,8 @@ export interface ChangeState {
   configChanged: number;
   /** Whether a change its running router reads only at start waits for the agent's acknowledgement. */
   rebuildRouter: boolean;
+  /** Whether a change its running NATS process reads only at start waits for it, likewise. */
+  rebuildNats: boolean;
   /** Its router site certificate was written after what the agent acknowledged. */
   siteCertificate: boolean;
 }
@@ -110,6 +112,7 @@ export function changeStateOf(Item: Record<string, unknown> | undefined): Change
     acknowledged: acked,
     configChanged: Number(Item?.seq_microserviceConfig ?? 0),
     rebuildRouter: Number(Item?.seq_rebuildRouter ?? 0) > acked,
+    rebuildNats: Number(Item?.seq_rebuildNats ?? 0) > acked,
     siteCertificate: Number(Item?.seq_siteCertificate ?? 0) > acked,
   };
 }

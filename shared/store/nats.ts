@@ -1,4 +1,4 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionalWrite, documentClient, getItem, keys, tableName, withoutKeys } from './client.js';
 import { queryPartition } from './query.js';
 
@@ -113,8 +113,13 @@ export interface NatsInstanceRow {
   agentToken?: string;
   microservice: NatsMicroserviceSpec;
   specHash: string;
-  /** The change-counter stamp of the last rebuild asked for: Edgelet rebuilds until it acknowledges it. */
+  /**
+   * The change-counter stamp of a rebuild asked for by an earlier release (Edgelet rebuilds until it
+   * acknowledges it); rebuilds are now stamped on the agent's change record (`rebuildNats`).
+   */
   rebuildSeq: number;
+  /** What the agent is still to be told of this row (see reconcile/nats-instance.ts `deliver`). */
+  pendingTell?: { stamps: string[]; directory: boolean };
   updatedAt: string;
 }
 
@@ -141,6 +146,17 @@ export function getNatsInstance(agentUuid: string): Promise<NatsInstanceRow | un
 export async function putNatsInstance(row: NatsInstanceRow): Promise<void> {
   await documentClient().send(
     new PutCommand({ TableName: tableName(), Item: { ...keys.natsInstance(row.agentUuid), ...row } }),
+  );
+}
+
+/** The agent was told of the row as it stands: what was pending goes. */
+export async function clearPendingTell(agentUuid: string): Promise<void> {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.natsInstance(agentUuid),
+      UpdateExpression: 'REMOVE pendingTell',
+    }),
   );
 }
 

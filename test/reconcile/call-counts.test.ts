@@ -160,7 +160,8 @@ describe('the calls of one request, by kind', () => {
         GetItemCommand: 2,
         PutItemCommand: 9,
         QueryCommand: 2,
-        UpdateItemCommand: 5,
+        // Its NATS instance's pending tell is cleared once the agent is told (see `deliver`).
+        UpdateItemCommand: 6,
       },
       events: { 'router reconcile': 1 },
     },
