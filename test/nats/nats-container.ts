@@ -26,7 +26,7 @@ export class NatsContainer {
   private files = new Map<string, string>();
   private generation = 0;
   starts = 0;
-  /** What the last `apply` did: `started`, `recreated`, `restarted`, `reloaded`, `pushed` or nothing. */
+  /** What each `apply` did (`started`, `recreated`, `restarted`, `reloaded`, `pushed`), and each failed claims push. */
   readonly history: string[] = [];
 
   constructor(
@@ -153,20 +153,28 @@ export class NatsContainer {
     }
   }
 
-  /** `claimspush.PushAccountJWTs`: each account JWT of the resolver's directory, as the system user. */
+  /**
+   * `claimspush.PushAccountJWTs`: each account JWT of the resolver's directory, as the system user. As
+   * there, a failure is logged and passed over: a server it cannot reach is left as it is, an account
+   * whose update fails does not keep the next ones from theirs, and nothing is tried again.
+   */
   private async pushAccounts(): Promise<void> {
     const creds = await readFile(this.at(this.env('NATS_SYS_USER_CRED_PATH')));
     const connection = await connect({
       servers: `127.0.0.1:${this.ports.serverPort}`,
       authenticator: credsAuthenticator(creds),
       reconnect: false,
+    }).catch((error: Error) => {
+      this.history.push(`push failed: ${error.message}`);
+      return undefined;
     });
+    if (!connection) return;
     try {
       const directory = this.at(this.env('NATS_JWT_DIR'));
       for (const file of (await readdir(directory)).filter((name) => name.endsWith('.jwt'))) {
-        await connection.request('$SYS.REQ.CLAIMS.UPDATE', await readFile(join(directory, file)), {
-          timeout: 10_000,
-        });
+        await connection
+          .request('$SYS.REQ.CLAIMS.UPDATE', await readFile(join(directory, file)), { timeout: 10_000 })
+          .catch((error: Error) => this.history.push(`push of ${file} failed: ${error.message}`));
       }
     } finally {
       await connection.close();
