@@ -16,7 +16,9 @@ import { sweep } from '../../shared/reconcile/sweeper.js';
 import {
   deleteMicroservice as deleteMicroserviceRow,
   getMicroservice,
+  listMicroservicesOfApplication,
 } from '../../shared/store/applications.js';
+import { documentClient } from '../../shared/store/client.js';
 import { getNatsInstance } from '../../shared/store/nats.js';
 import { getAccountRow, listUserRows, type UserRow } from '../../shared/store/nats-accounts.js';
 import { givenAgent, givenMicroservice } from './fleet.js';
@@ -193,6 +195,47 @@ describe('the sweep', () => {
 
     // Act
     await world.run(() => sweep({ full: false }));
+    await world.settle();
+
+    // Assess
+    expect(await outcome(world)).toEqual({ account: 'enabled', users: [], revoked: 2, leafLinks: [] });
+    world.dispose();
+  });
+});
+
+type Next = (args: { input: object }) => Promise<unknown>;
+
+describe('an index that still lists a deleted microservice', () => {
+  it("does not keep the microservice's user: its delete revokes it all the same", async () => {
+    // Prepare: the application's microservices as the index answered them before the delete, answered
+    // again after it, as a DynamoDB index may for a moment
+    const world = await newWorld({}, fleet);
+    await world.run(() =>
+      createApplication(parseCreateApplicationBody({ name: 'orders', natsConfig: { natsAccess: true } })),
+    );
+    const uuid = await givenMicroservice(world, checkout);
+    await world.settle();
+    let listed: Record<string, unknown>[] | undefined;
+    await world.run(async () =>
+      documentClient().middlewareStack.add(
+        ((next: Next, context: { commandName?: string }) => async (args: { input: object }) => {
+          const result = (await next(args)) as { output: { Items?: Record<string, unknown>[] } };
+          const items = result.output.Items;
+          if (context.commandName !== 'QueryCommand' || !items) return result;
+          if (items.some((item) => item.uuid === uuid)) listed = items;
+          else if (listed && items.length === 0 && JSON.stringify(args.input).includes('orders/')) {
+            return { ...result, output: { ...result.output, Items: listed } };
+          }
+          return result;
+        }) as never,
+        { step: 'initialize', name: 'laggingIndex' },
+      ),
+    );
+    await world.run(() => listMicroservicesOfApplication('orders'));
+    expect(listed).toHaveLength(1);
+
+    // Act
+    await world.run(() => deleteMicroservice(uuid));
     await world.settle();
 
     // Assess
