@@ -2,17 +2,7 @@ import * as dynamodb from '@aws-sdk/client-dynamodb';
 import * as sqs from '@aws-sdk/client-sqs';
 import { type EmulatorAnswer, MessagePortRequestHandler } from './emulator-transport.js';
 
-/**
- * The embedded runtime's store and queue calls as the JSON protocol puts them on the wire: the input
- * (items already marshalled to attribute values) is the body, the operation's name is the target, and
- * the emulator's JSON answer is the output. A middleware at the head of the serialize step answers the
- * operations below this way, so what the SDK does per call to reach a remote endpoint is skipped there:
- * endpoint resolution (which copies the client's configuration), the schema-driven serializer and
- * deserializer, retries and signing (the emulator's thread adds the headers every request carries).
- * Everything in the initialize step still runs as in AWS: the document marshalling, the read snapshot,
- * the meters and the latency model. Other operations (tables, queues) take the SDK's whole path; in
- * Lambda every call does (tested against moto in test/aws).
- */
+/** What one service's JSON protocol needs to answer its operations without the SDK's request. */
 interface JsonProtocol {
   /** The target's prefix: `DynamoDB_20120810.GetItem`. */
   prefix: string;
@@ -84,8 +74,18 @@ interface Client {
 type Handler = (args: { input: object }) => Promise<{ output: object; response?: unknown }>;
 
 /**
- * Answers `client`'s item or message operations over its emulator transport as JSON, when its
- * transport is one (a client with another transport is left as it is).
+ * The embedded runtime's store and queue calls as the JSON protocol puts them on the wire: the input
+ * (items already marshalled to attribute values) is the body, the operation's name is the target, and
+ * the emulator's JSON answer is the output. A middleware at the head of the serialize step answers the
+ * operations below this way, so what the SDK does per call to reach a remote endpoint is skipped there:
+ * endpoint resolution (which copies the client's configuration), the schema-driven serializer and
+ * deserializer, retries and signing (the emulator's thread adds the headers every request carries).
+ * Everything in the initialize step still runs as in AWS: the document marshalling, the read snapshot,
+ * the meters and the latency model. Other operations (tables, queues) take the SDK's whole path; in
+ * Lambda every call does (tested against moto in test/aws).
+ *
+ * Answers `client`'s item or message operations so, when its transport is an emulator's message port
+ * (a client with another transport is left as it is).
  */
 export function answerOperationsAsJson(client: unknown, service: keyof typeof PROTOCOLS): void {
   const transport = (client as Client).config.requestHandler;
