@@ -149,13 +149,14 @@ export async function putNatsInstance(row: NatsInstanceRow): Promise<void> {
   );
 }
 
-/** The agent was told of the row as it stands: what was pending goes. */
+/** The agent was told of the row as it stands: what was pending goes (a row gone meanwhile stays gone). */
 export async function clearPendingTell(agentUuid: string): Promise<void> {
-  await documentClient().send(
+  await conditionalWrite(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.natsInstance(agentUuid),
       UpdateExpression: 'REMOVE pendingTell',
+      ConditionExpression: 'attribute_exists(PK)',
     }),
   );
 }
