@@ -77,9 +77,10 @@ type Handler = (args: { input: object }) => Promise<{ output: object; response?:
  * The embedded runtime's store and queue calls as the JSON protocol puts them on the wire: the input
  * (items already marshalled to attribute values) is the body, the operation's name is the target, and
  * the emulator's JSON answer is the output. A middleware at the head of the serialize step answers the
- * operations PROTOCOLS names this way, so what the SDK does per call to reach a remote endpoint is skipped there:
- * endpoint resolution (which copies the client's configuration), the schema-driven serializer and
- * deserializer, retries and signing (the emulator's thread adds the headers every request carries).
+ * operations PROTOCOLS names this way, so what the SDK does per call to reach a remote endpoint is
+ * skipped there: endpoint resolution (which copies the client's configuration), the schema-driven
+ * serializer and deserializer, retries and signing (the emulator's thread adds the headers every
+ * request carries).
  * Everything in the initialize step still runs as in AWS: the document marshalling, the read snapshot,
  * the meters and the latency model. Other operations (tables, queues) take the SDK's whole path; in
  * Lambda every call does (tested against moto in test/aws).

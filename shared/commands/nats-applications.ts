@@ -32,21 +32,6 @@ import { findRule, ruleDigest } from './nats-rules.js';
  * process when its links into the account change. Idempotent; `scope` limits the users looked at to
  * one microservice's (a change to that microservice).
  */
-/**
- * The application's microservices from its index, the one in `scope` as its own row says now: on
- * DynamoDB an index may still list a microservice for a moment after its row was deleted (or show its
- * access before a change), and the change being reconciled is exactly that one's.
- */
-async function microservicesOf(application: string, scope: string | undefined): Promise<MicroserviceRow[]> {
-  const [listed, scoped] = await Promise.all([
-    listMicroservicesOfApplication(application),
-    scope === undefined ? undefined : getMicroservice(scope),
-  ]);
-  if (scope === undefined) return listed;
-  const others = listed.filter((microservice) => microservice.uuid !== scope);
-  return scoped?.application === application ? [...others, scoped] : others;
-}
-
 export async function reconcileApplicationNats(application: string, scope?: string): Promise<void> {
   const [app, users, microservices] = await Promise.all([
     getApplication(application),
@@ -92,6 +77,21 @@ export async function reconcileApplicationNats(application: string, scope?: stri
   });
   // Its revocations gave the account a new key: its users are reissued under it.
   if (after.rekeyed && !before.rekeyed) await reconcileApplicationNats(application, scope);
+}
+
+/**
+ * The application's microservices from its index, the one in `scope` as its own row says now: on
+ * DynamoDB an index may still list a microservice for a moment after its row was deleted (or show its
+ * access before a change), and the change being reconciled is exactly that one's.
+ */
+async function microservicesOf(application: string, scope: string | undefined): Promise<MicroserviceRow[]> {
+  const [listed, scoped] = await Promise.all([
+    listMicroservicesOfApplication(application),
+    scope === undefined ? undefined : getMicroservice(scope),
+  ]);
+  if (scope === undefined) return listed;
+  const others = listed.filter((microservice) => microservice.uuid !== scope);
+  return scoped?.application === application ? [...others, scoped] : others;
 }
 
 /** Revokes users (their keys into the account's revocations), removes them and tells the agents. */
