@@ -1,3 +1,5 @@
+// First, so that V8's optimization budget holds before any other module runs.
+import '../infra/local/optimization-budget.js';
 import { createServer } from 'node:http';
 import { startLocalRuntime } from '../infra/local/runtime.js';
 import { injectedLatencyFrom } from '../infra/local/settings.js';

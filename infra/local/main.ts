@@ -1,3 +1,5 @@
+// First, so that V8's optimization budget holds before any other module runs.
+import './optimization-budget.js';
 import { ConfigError, processConfig, quietSdkVersionWarning } from '../../shared/config.js';
 import { startLocalRuntime } from './runtime.js';
 
