@@ -52,6 +52,17 @@ const checkout = {
   natsConfig: { natsAccess: true },
 };
 
+/** A world on the fleet with the application `orders` (NATS access) and its `checkout`, settled. */
+async function givenOrdersWithCheckout(): Promise<{ world: World; uuid: string }> {
+  const world = await newWorld({}, fleet);
+  await world.run(() =>
+    createApplication(parseCreateApplicationBody({ name: 'orders', natsConfig: { natsAccess: true } })),
+  );
+  const uuid = await givenMicroservice(world, checkout);
+  await world.settle();
+  return { world, uuid };
+}
+
 interface Outcome {
   account: 'none' | 'enabled' | 'disabled';
   users: string[];
@@ -134,12 +145,7 @@ describe("an application's account and users", () => {
     },
   ])('when $when', async ({ change, expected }) => {
     // Prepare
-    const world = await newWorld({}, fleet);
-    await world.run(() =>
-      createApplication(parseCreateApplicationBody({ name: 'orders', natsConfig: { natsAccess: true } })),
-    );
-    const uuid = await givenMicroservice(world, checkout);
-    await world.settle();
+    const { world, uuid } = await givenOrdersWithCheckout();
 
     // Act
     await world.run(change(uuid));
@@ -152,12 +158,7 @@ describe("an application's account and users", () => {
 
   it('reissues every user under a new account key when the operator is rotated', async () => {
     // Prepare
-    const world = await newWorld({}, fleet);
-    await world.run(() =>
-      createApplication(parseCreateApplicationBody({ name: 'orders', natsConfig: { natsAccess: true } })),
-    );
-    await givenMicroservice(world, checkout);
-    await world.settle();
+    const { world } = await givenOrdersWithCheckout();
     const before = await world.run(async () => ({
       account: (await getAccountRow('orders'))!.publicKey,
       users: (await listUserRows('orders')).map((user) => user.publicKey),
@@ -182,12 +183,7 @@ describe("an application's account and users", () => {
 describe('the sweep', () => {
   it("revokes the user of a microservice deleted before its application's reconcile ran", async () => {
     // Prepare: the microservice's row goes, as a delete that stopped before its reconcile would leave it
-    const world = await newWorld({}, fleet);
-    await world.run(() =>
-      createApplication(parseCreateApplicationBody({ name: 'orders', natsConfig: { natsAccess: true } })),
-    );
-    const uuid = await givenMicroservice(world, checkout);
-    await world.settle();
+    const { world, uuid } = await givenOrdersWithCheckout();
     await world.run(async () => {
       const row = (await getMicroservice(uuid))!;
       expect(await deleteMicroserviceRow(row)).toBe(true);
@@ -209,12 +205,7 @@ describe('an index that still lists a deleted microservice', () => {
   it("does not keep the microservice's user: its delete revokes it all the same", async () => {
     // Prepare: the application's microservices as the index answered them before the delete, answered
     // again after it, as a DynamoDB index may for a moment
-    const world = await newWorld({}, fleet);
-    await world.run(() =>
-      createApplication(parseCreateApplicationBody({ name: 'orders', natsConfig: { natsAccess: true } })),
-    );
-    const uuid = await givenMicroservice(world, checkout);
-    await world.settle();
+    const { world, uuid } = await givenOrdersWithCheckout();
     let listed: Record<string, unknown>[] | undefined;
     await world.run(async () =>
       documentClient().middlewareStack.add(
@@ -247,12 +238,7 @@ describe('an index that still lists a deleted microservice', () => {
 describe('an account that has revoked many users', () => {
   it('gets a new key past MAX_REVOCATIONS: its revocations start afresh and its users are reissued', async () => {
     // Prepare
-    const world = await newWorld({}, fleet);
-    await world.run(() =>
-      createApplication(parseCreateApplicationBody({ name: 'orders', natsConfig: { natsAccess: true } })),
-    );
-    await givenMicroservice(world, checkout);
-    await world.settle();
+    const { world } = await givenOrdersWithCheckout();
     const before = await world.run(async () => (await getAccountRow('orders'))!);
     const gone = Array.from({ length: MAX_REVOCATIONS + 1 }, (_, i) => ({
       ...(before as unknown as UserRow),
