@@ -1,4 +1,6 @@
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { HttpRequest, RequestSigningArguments } from '@smithy/types';
+import type { Config } from '../../shared/config.js';
 import type { AwsService, ContextHooks } from '../../shared/context.js';
 import type { MessagePortRequestHandler } from './emulator-transport.js';
 import { answerOperationsAsJson } from './json-operations.js';
@@ -83,4 +85,25 @@ export function placeholderSigner(region: string, service: AwsService) {
       return request;
     },
   };
+}
+
+/**
+ * The SQS client the embedded runtime's pollers receive and delete with, outside any context: the
+ * queues' emulator over `transport`, signed with the placeholder, its message operations as JSON.
+ */
+export function pollerSqsClient(
+  settings: Pick<Config, 'region' | 'credentials'> & { endpoint: string | undefined },
+  transport: MessagePortRequestHandler,
+): SQSClient {
+  const sqs = new SQSClient({
+    region: settings.region,
+    ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
+    ...(settings.credentials ? { credentials: settings.credentials } : {}),
+    signer: placeholderSigner(settings.region, 'sqs'),
+    useQueueUrlAsEndpoint: false,
+    cacheMiddleware: true,
+    requestHandler: transport,
+  });
+  answerOperationsAsJson(sqs, 'sqs');
+  return sqs;
 }

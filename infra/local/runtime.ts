@@ -8,7 +8,6 @@ import {
   DynamoDBClient,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import * as openapi from '../../functions/api/openapi.js';
 import { type Config, loadConfig } from '../../shared/config.js';
 import { type AppContext, createContext, disposeContext, runInContext } from '../../shared/context.js';
@@ -17,10 +16,9 @@ import { sweep } from '../../shared/reconcile/sweeper.js';
 import { createTableInput } from '../../shared/store/table.js';
 import { answerMalformedRequests, apiGatewayAdapter, type HttpHandler } from './api-gateway.js';
 import { ensureSecretsKey, setUpLocalAuth } from './auth.js';
-import { type LocalHookSettings, localHooks, placeholderSigner } from './client-hooks.js';
+import { type LocalHookSettings, localHooks, pollerSqsClient } from './client-hooks.js';
 import { MessagePortRequestHandler } from './emulator-transport.js';
 import { startEmulatorsThread } from './emulators-thread.js';
-import { answerOperationsAsJson } from './json-operations.js';
 import { ensureQueues, type QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
 import { rebuildIndexEntries } from './reindex.js';
@@ -96,16 +94,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const emulators = await startEmulatorsThread(resolve(dataDir, 'dynamodb'), region);
   const { dynamodbEndpoint, sqsEndpoint } = emulators;
 
-  const sqs = new SQSClient({
-    region,
-    endpoint: sqsEndpoint,
-    credentials: LOCAL_CREDENTIALS,
-    signer: placeholderSigner(region, 'sqs'),
-    useQueueUrlAsEndpoint: false,
-    cacheMiddleware: true,
-    requestHandler: new MessagePortRequestHandler(emulators.connectSqs()),
-  });
-  answerOperationsAsJson(sqs, 'sqs');
+  const sqs = pollerSqsClient(
+    { region, endpoint: sqsEndpoint, credentials: LOCAL_CREDENTIALS },
+    new MessagePortRequestHandler(emulators.connectSqs()),
+  );
   const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 10;
   const queues = await ensureQueues(sqs, {
     visibilityTimeoutSeconds,

@@ -1,14 +1,12 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { isMainThread, type MessagePort, parentPort, Worker, workerData } from 'node:worker_threads';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../../shared/config.js';
 import { createContext, disposeContext } from '../../shared/context.js';
 import { parseAddressDenyList } from '../../shared/domain/hosts.js';
-import { type LocalHookSettings, localHooks, placeholderSigner } from './client-hooks.js';
+import { type LocalHookSettings, localHooks, pollerSqsClient } from './client-hooks.js';
 import { MessagePortRequestHandler } from './emulator-transport.js';
 import type { EmulatorsThread } from './emulators-thread.js';
-import { answerOperationsAsJson } from './json-operations.js';
 import type { QueueUrls } from './queues.js';
 import { startReconcileWorkers } from './reconcile-workers.js';
 import { addUsage, resetUsage, type Usage, usage } from './usage.js';
@@ -168,16 +166,7 @@ async function runThread(port: NonNullable<typeof parentPort>, settings: ThreadS
     config,
     localHooks(settings.hooks, { dynamodb: () => store, sqs: () => queues }),
   );
-  const sqs = new SQSClient({
-    region: config.region,
-    endpoint: config.endpoints.sqs,
-    ...(config.credentials ? { credentials: config.credentials } : {}),
-    signer: placeholderSigner(config.region, 'sqs'),
-    useQueueUrlAsEndpoint: false,
-    cacheMiddleware: true,
-    requestHandler: queues,
-  });
-  answerOperationsAsJson(sqs, 'sqs');
+  const sqs = pollerSqsClient({ ...config, endpoint: config.endpoints.sqs }, queues);
   let workers: Awaited<ReturnType<typeof startReconcileWorkers>>;
   try {
     workers = await startReconcileWorkers({ sqs, context, ...settings.fogbridgeWorkersThread });
