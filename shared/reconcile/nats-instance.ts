@@ -122,7 +122,7 @@ export async function deliver(
   const directory = changed.directory || owed?.directory === true;
   const stamps = [
     ...new Set<ChangeStamp>([
-      ...((owed?.stamps ?? []) as ChangeStamp[]),
+      ...(owed?.stamps ?? []),
       ...(changed.files || changed.directory ? (['volumeMounts'] as const) : []),
       ...(listChanged ? (['microserviceList'] as const) : []),
       ...(previous && listChanged ? (['rebuildNats'] as const) : []),

@@ -1,4 +1,5 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ChangeStamp } from './changes.js';
 import { conditionalWrite, documentClient, getItem, keys, tableName, withoutKeys } from './client.js';
 import { queryPartition } from './query.js';
 
@@ -119,7 +120,7 @@ export interface NatsInstanceRow {
    */
   rebuildSeq: number;
   /** What the agent is still to be told of this row (see reconcile/nats-instance.ts `deliver`). */
-  pendingTell?: { stamps: string[]; directory: boolean };
+  pendingTell?: { stamps: ChangeStamp[]; directory: boolean };
   updatedAt: string;
 }
 
